@@ -1,0 +1,259 @@
+"""The one action parser every budgetgym environment shares.
+
+A model's output for one turn may hold tool calls in any of these forms:
+
+* a JSON object ``{"name": "ls", "arguments": {"path": "/"}}`` (``arguments`` may also be a JSON
+  string, as OpenAI's API returns it, and the object may be wrapped as ``{"function": {...}}``),
+  or a JSON list of such objects;
+* the same objects inside ``<tool_call>...</tool_call>`` blocks (Qwen and Hermes models), any text
+  around the blocks being the model's reasoning;
+* call syntax, ``ls(path="/")``, several calls on separate lines or in a list
+  ``[cd(folder="a"), ls()]`` (BFCL style), parsed with :mod:`ast` and ``ast.literal_eval`` only:
+  model output is never evaluated;
+* a bare command that the environment understands itself (``go north``, ``search[red shirt]``);
+* plain text with no call: a message to the user, where the environment accepts messages.
+
+Every call is checked against its tool's JSON Schema *before* the environment runs any of them, so
+one bad call rejects the whole output and leaves the state as it was. Errors are
+:class:`ActionError` with a message written for the model: what was wrong and the expected form.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from budgetgym.core.tools import Tool
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: Mapping[str, Any]
+
+    def to_json(self) -> str:
+        return json.dumps({"name": self.name, "arguments": dict(self.arguments)}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A parsed turn: the tool calls to run in order, or (with no calls) a message to the user."""
+
+    calls: tuple[ToolCall, ...]
+    message: str = ""
+
+    @property
+    def is_message(self) -> bool:
+        return not self.calls
+
+
+class ActionError(ValueError):
+    """The output could not be turned into valid calls; ``str(err)`` is the text for the model."""
+
+
+BareParser = Callable[[str], "ToolCall | None"]
+
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_CALL_START = re.compile(r"^\[?\s*([A-Za-z_][\w.]*)\s*\(")
+_MAX_CALLS = 32  # one turn may hold several calls, but not an unbounded batch
+
+
+def expected_forms(tools: Mapping[str, Tool]) -> str:
+    """The reminder appended to every parse error: the accepted forms, with a real tool as example."""
+    example = next(iter(tools.values()), None)
+    if example is None:
+        return "Expected a command."
+    name = example.name
+    return (
+        f'Expected a tool call: {{"name": "{name}", "arguments": {{...}}}}, the same inside '
+        f"<tool_call>...</tool_call>, or {name}(...). Tools: "
+        + "; ".join(t.signature() for t in tools.values())
+    )
+
+
+def parse_action(
+    text: str,
+    tools: Mapping[str, Tool],
+    *,
+    bare: BareParser | None = None,
+    allow_message: bool = False,
+) -> Action:
+    """Parse one turn of model output into validated tool calls, or a message.
+
+    Raises:
+        ActionError: the output is malformed, names an unknown tool, or breaks a tool's schema.
+    """
+    if not isinstance(text, str):
+        raise ActionError(f"The action must be text, got {type(text).__name__}.")
+    stripped = text.strip()
+    if not stripped:
+        raise ActionError("The action is empty. " + expected_forms(tools))
+    fence = _CODE_FENCE.match(stripped)
+    if fence:
+        stripped = fence.group(1).strip()
+
+    if "<tool_call>" in stripped:
+        calls = _parse_tool_call_blocks(stripped, tools)
+    elif stripped[0] in "{[" and not _CALL_START.match(stripped):
+        calls = _calls_from_json(_load_json(stripped, tools), tools)
+    else:
+        calls = _parse_call_syntax(stripped, tools)
+        if calls is None:
+            call = bare(stripped) if bare is not None else None
+            if call is not None:
+                calls = [call]
+            elif allow_message:
+                return Action(calls=(), message=stripped)
+            else:
+                raise ActionError(f"Could not read a tool call in {_excerpt(stripped)}. " + expected_forms(tools))
+
+    if not calls:
+        raise ActionError("No tool call found. " + expected_forms(tools))
+    if len(calls) > _MAX_CALLS:
+        raise ActionError(f"Too many calls in one turn ({len(calls)}); at most {_MAX_CALLS}.")
+    for index, call in enumerate(calls):
+        tool = tools.get(call.name)
+        if tool is None:
+            raise ActionError(_unknown_tool(call.name, tools))
+        problem = tool.validation_error(call.arguments)
+        if problem is not None:
+            where = f"call {index + 1}, " if len(calls) > 1 else ""
+            raise ActionError(
+                f"Invalid arguments for '{call.name}' ({where}nothing was run): {problem}. "
+                f"Expected {tool.signature()}."
+            )
+    return Action(calls=tuple(calls))
+
+
+def _parse_tool_call_blocks(text: str, tools: Mapping[str, Tool]) -> list[ToolCall]:
+    if text.count("<tool_call>") != text.count("</tool_call>"):
+        raise ActionError("Unclosed <tool_call> block: each <tool_call> needs a matching </tool_call>.")
+    calls: list[ToolCall] = []
+    for body in _TOOL_CALL_BLOCK.findall(text):
+        body = body.strip()
+        if body.startswith(("{", "[")):
+            calls.extend(_calls_from_json(_load_json(body, tools), tools))
+        else:
+            parsed = _parse_call_syntax(body, tools)
+            if parsed is None:
+                raise ActionError(f"Could not read the <tool_call> block {_excerpt(body)}. " + expected_forms(tools))
+            calls.extend(parsed)
+    return calls
+
+
+def _load_json(text: str, tools: Mapping[str, Tool]) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ActionError(f"Malformed JSON ({err.msg} at line {err.lineno} column {err.colno}). " + expected_forms(tools)) from None
+
+
+def _calls_from_json(value: Any, tools: Mapping[str, Tool]) -> list[ToolCall]:
+    items = value if isinstance(value, list) else [value]
+    calls = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("function"), dict):
+            item = item["function"]  # OpenAI's {"type": "function", "function": {...}} wrapper
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ActionError('A JSON tool call must be an object with a string "name". ' + expected_forms(tools))
+        arguments = item.get("arguments", item.get("parameters", {}))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as err:
+                raise ActionError(f"The arguments of '{item['name']}' are not valid JSON ({err.msg}).") from None
+        if not isinstance(arguments, dict):
+            raise ActionError(f"The arguments of '{item['name']}' must be a JSON object, got {type(arguments).__name__}.")
+        calls.append(ToolCall(item["name"], arguments))
+    return calls
+
+
+def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] | None:
+    """Calls written as Python call syntax, or None when the text does not look like calls at all."""
+    match = _CALL_START.match(text)
+    if match is None:
+        return None
+    try:
+        module = ast.parse(text, mode="exec")
+    except (SyntaxError, ValueError):
+        if _short_name(match.group(1)) in tools:
+            raise ActionError(f"Could not parse the call {_excerpt(text)}: check quotes and brackets. " + expected_forms(tools)) from None
+        return None
+    nodes: list[ast.expr] = []
+    for statement in module.body:
+        if not isinstance(statement, ast.Expr):
+            return None
+        value = statement.value
+        nodes.extend(value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value])
+    if not nodes or not all(isinstance(n, ast.Call) for n in nodes):
+        return None
+    return [_call_from_node(node, tools) for node in nodes]  # type: ignore[arg-type]
+
+
+def _call_from_node(node: ast.Call, tools: Mapping[str, Tool]) -> ToolCall:
+    name = _dotted(node.func)
+    if name is None:
+        raise ActionError("A call must name a tool directly, as tool_name(arg=value).")
+    name = _short_name(name)
+    arguments: dict[str, Any] = {}
+    tool = tools.get(name)
+    if node.args:
+        if tool is None:
+            raise ActionError(_unknown_tool(name, tools))
+        order = tool.param_names
+        if len(node.args) > len(order):
+            raise ActionError(f"'{name}' takes at most {len(order)} arguments; expected {tool.signature()}.")
+        for param, arg in zip(order, node.args):
+            arguments[param] = _literal(arg, name)
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            raise ActionError(f"'**' arguments are not allowed in a call to '{name}'.")
+        if keyword.arg in arguments:
+            raise ActionError(f"Argument '{keyword.arg}' given twice in a call to '{name}'.")
+        arguments[keyword.arg] = _literal(keyword.value, name)
+    return ToolCall(name, arguments)
+
+
+def _literal(node: ast.expr, name: str) -> Any:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ActionError(f"Arguments of '{name}' must be literals (strings, numbers, lists, dicts, True/False/None).") from None
+    return _jsonable(value)
+
+
+def _jsonable(value: Any) -> Any:
+    # Tuples and sets from call syntax become lists, so schemas of type "array" accept them.
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (bytes, complex)):
+        raise ActionError("Arguments must be JSON values: no bytes or complex numbers.")
+    return value
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _short_name(name: str) -> str:
+    # "GorillaFileSystem.ls" -> "ls": some models qualify a tool with its class.
+    return name.rsplit(".", 1)[-1]
+
+
+def _unknown_tool(name: str, tools: Mapping[str, Tool]) -> str:
+    return f"Unknown tool '{name}'. Available tools: {', '.join(tools) or 'none'}."
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")

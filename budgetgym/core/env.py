@@ -1,0 +1,308 @@
+"""``TextEnv``: the base class of every budgetgym environment.
+
+The base class does the generic work of the contract (docs/architecture.md): task selection and
+seeding, turn counting, ``terminated`` vs ``truncated``, rewards, ``info``, action parsing, the
+transcript, snapshots and their restore. A family subclasses it and writes only what is its own:
+
+* ``_load_task(task, seed) -> str``: set up the backend for a task, return the first observation;
+* ``_execute(action) -> str``: run one parsed, validated action, return the observation, and update
+  ``self._solved`` / ``self._failed`` / ``self._progress``;
+* ``oracle_action() -> str | None``: the next action of a known-good solution;
+* optionally ``_parse_bare`` (bare commands), ``admissible_actions``, and the fast snapshot path
+  ``_get_state`` / ``_set_state``.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from typing import Any, ClassVar, Mapping
+
+import gymnasium as gym
+
+from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
+from budgetgym.core.spaces import UnicodeText
+from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
+from budgetgym.core.tools import Tool
+
+SNAPSHOT_FORMAT = "budgetgym.snapshot/1"
+_SEED_BOUND = 2**31 - 1
+
+
+class SnapshotError(ValueError):
+    """A snapshot that this env cannot restore (another env, task set or version, or corrupt)."""
+
+
+class TextEnv(gym.Env[str, str], abc.ABC):
+    """A text environment: observations and actions are strings; one ``step`` is one model turn.
+
+    Args:
+        split: the task split to draw from (None: every task of the family).
+        task_ids: restrict the env to these tasks.
+        tasks: a custom :class:`TaskSet` (for example freshly generated tasks) instead of the assets.
+        reward_mode: ``"sparse"`` (1.0 on the final step of a solved task, else 0.0) or
+            ``"progress"`` (each step's reward is the change in ``info["progress"]``).
+        render_mode: ``"ansi"`` (``render()`` returns the last turn as text) or ``"human"`` (prints it).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
+    family: ClassVar[str] = ""
+    #: Families whose agents talk to a user accept plain text as a message (see ``accepts_messages``).
+    accepts_messages: ClassVar[bool] = False
+    #: Bump when a change makes older snapshots of this env unreplayable.
+    snapshot_version: ClassVar[int] = 1
+    #: What an LLM needs to know about the family beyond the tools (the chat view uses it).
+    instructions: ClassVar[str] = ""
+    max_action_length: ClassVar[int] = 65_536
+    max_observation_length: ClassVar[int] = 262_144
+
+    def __init__(
+        self,
+        split: str | None = None,
+        task_ids: list[str] | None = None,
+        tasks: TaskSet | None = None,
+        reward_mode: str = "sparse",
+        render_mode: str | None = None,
+    ) -> None:
+        if reward_mode not in ("sparse", "progress"):
+            raise ValueError(f"reward_mode must be 'sparse' or 'progress', got {reward_mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.all_tasks = tasks if tasks is not None else load_tasks(self.family)
+        self.tasks = self.all_tasks.select(split, task_ids)
+        if not self.tasks:
+            raise ValueError(f"no tasks selected (split={split!r}, task_ids={task_ids!r})")
+        self.reward_mode = reward_mode
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(self.max_observation_length)
+        self.action_space = UnicodeText(self.max_action_length)
+        self.tools: Mapping[str, Tool] = {}
+        self.task: Task | None = None
+        self._episode_seed: int | None = None
+        self._turn = 0
+        self._transcript: list[tuple[str, str]] = []
+        self._first_observation = ""
+        self._last_observation = ""
+        self._solved = False
+        self._failed = False
+        self._progress = 0.0
+        self._ready = False
+
+    # ------------------------------------------------------------------ the family's part
+
+    @abc.abstractmethod
+    def _load_task(self, task: Task, seed: int) -> str:
+        """Set up the backend for ``task``; return the first observation. ``seed`` is the episode's."""
+
+    @abc.abstractmethod
+    def _execute(self, action: Action) -> str:
+        """Run one validated action and return the observation; update the success/progress flags."""
+
+    def oracle_action(self) -> str | None:
+        """The next action of a known-good solution from the current state, or None if there is none."""
+        return None
+
+    def _parse_bare(self, text: str) -> ToolCall | None:
+        """Turn a bare command (``go north``) into a tool call, or None when it is not one."""
+        return None
+
+    def admissible_actions(self) -> list[str] | None:
+        """The actions that make sense now, where the env knows them (added to ``info``)."""
+        return None
+
+    def _get_state(self) -> Any:
+        """A JSON-serialisable copy of the backend state for fast restore, or None (replay)."""
+        return None
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        """Restore a state produced by ``_get_state`` for ``task`` (only called when that is not None)."""
+        raise SnapshotError(f"{type(self).__name__} has no fast restore path")
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - {"task_id", "task_index", "snapshot"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; use task_id, task_index or snapshot")
+        if "snapshot" in options:
+            return self._restore(options["snapshot"]), self._info(at_reset=True)
+        if "task_id" in options:
+            task = self.all_tasks.get(options["task_id"])
+        elif "task_index" in options:
+            index = options["task_index"]
+            if not isinstance(index, int) or not 0 <= index < len(self.tasks):
+                raise ValueError(f"task_index must be an int in [0, {len(self.tasks)}), got {index!r}")
+            task = self.tasks[index]
+        else:
+            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        episode_seed = seed if seed is not None else int(self.np_random.integers(_SEED_BOUND))
+        self._begin(task, episode_seed)
+        self._first_observation = self._last_observation = self._load_task(task, episode_seed)
+        self._ready = True
+        return self._last_observation, self._info(at_reset=True)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not self._ready:
+            raise RuntimeError("call reset() before step(), and again after the episode has ended")
+        previous_progress = self._progress
+        valid, error = True, None
+        if not isinstance(action, str):
+            valid, error = False, f"The action must be text, got {type(action).__name__}."
+        elif len(action) > self.max_action_length:
+            valid, error = False, f"The action is {len(action)} characters long; at most {self.max_action_length}."
+        else:
+            try:
+                parsed = parse_action(action, self.tools, bare=self._parse_bare, allow_message=self.accepts_messages)
+            except ActionError as err:
+                valid, error = False, str(err)
+        observation = self._execute(parsed) if valid else f"Invalid action: {error}"
+        if len(observation) > self.max_observation_length:
+            observation = observation[: self.max_observation_length - 15] + "\n[truncated]"
+        self._turn += 1
+        self._transcript.append((action if isinstance(action, str) else repr(action), observation))
+        self._last_observation = observation
+        terminated = self._solved or self._failed
+        truncated = not terminated and self._turn >= self.task.max_turns  # type: ignore[union-attr]
+        if terminated or truncated:
+            self._ready = False
+        if self.reward_mode == "sparse":
+            reward = 1.0 if (terminated and self._solved) else 0.0
+        else:
+            reward = self._progress - previous_progress
+        info = self._info(at_reset=False)
+        info["action_valid"] = valid
+        info["action_error"] = error
+        if self.render_mode == "human":
+            self.render()
+        return observation, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if not self._transcript:
+            text = self._last_observation
+        else:
+            action, observation = self._transcript[-1]
+            text = f"> {action}\n{observation}"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> dict[str, Any]:
+        """The episode so far as a JSON-serialisable dict; restore with ``reset(options={"snapshot": s})``."""
+        if self.task is None:
+            raise RuntimeError("nothing to snapshot: call reset() first")
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "env": f"{type(self).__module__}.{type(self).__qualname__}",
+            "env_id": self.spec.id if self.spec is not None else None,
+            "version": self.snapshot_version,
+            "task_id": self.task.id,
+            "task_fingerprint": self.task.fingerprint,
+            "seed": self._episode_seed,
+            "turn": self._turn,
+            "first_observation": self._first_observation,
+            "transcript": [[a, o] for a, o in self._transcript],
+            "solved": self._solved,
+            "failed": self._failed,
+            "progress": self._progress,
+            "state": self._get_state(),
+        }
+
+    def _restore(self, snap: Any) -> str:
+        task, transcript = self._check_snapshot(snap)
+        self._ready = False  # until the restore has fully succeeded
+        self._begin(task, snap["seed"])
+        if snap.get("state") is not None:
+            self._set_state(task, snap["seed"], snap["state"])
+            self._solved, self._failed = bool(snap.get("solved")), bool(snap.get("failed"))
+            self._progress = float(snap.get("progress", 0.0))
+            self._first_observation = snap["first_observation"]
+            self._transcript = [(a, o) for a, o in transcript]
+            self._turn = len(transcript)
+        else:
+            self._first_observation = self._load_task(task, snap["seed"])
+            if self._first_observation != snap["first_observation"]:
+                raise SnapshotError("snapshot replay diverged at reset: the task's first observation differs")
+            self._ready = True
+            for number, (action, expected) in enumerate(transcript, 1):
+                if not self._ready:
+                    raise SnapshotError(f"snapshot replay diverged: the episode ended at turn {number - 1}")
+                self.step(action)
+                if self._last_observation != expected:
+                    self._ready = False
+                    raise SnapshotError(f"snapshot replay diverged at turn {number}: the env answered differently")
+        self._last_observation = transcript[-1][1] if transcript else self._first_observation
+        ended = self._solved or self._failed or self._turn >= task.max_turns
+        self._ready = not ended
+        return self._last_observation
+
+    def _check_snapshot(self, snap: Any) -> tuple[Task, list[list[str]]]:
+        if not isinstance(snap, Mapping) or snap.get("format") != SNAPSHOT_FORMAT:
+            raise SnapshotError(f"not a budgetgym snapshot (expected format {SNAPSHOT_FORMAT!r})")
+        mine = f"{type(self).__module__}.{type(self).__qualname__}"
+        if snap.get("env") != mine:
+            raise SnapshotError(f"snapshot is of {snap.get('env')!r}, this env is {mine!r}")
+        if snap.get("version") != self.snapshot_version:
+            raise SnapshotError(f"snapshot version {snap.get('version')!r} != this env's {self.snapshot_version}")
+        task_id = snap.get("task_id")
+        if task_id not in self.all_tasks:
+            raise SnapshotError(f"snapshot task {task_id!r} is not in this env's task set")
+        task = self.all_tasks.get(task_id)
+        if snap.get("task_fingerprint") != task.fingerprint:
+            raise SnapshotError(f"task {task_id!r} has changed since the snapshot was taken")
+        transcript = snap.get("transcript")
+        if not isinstance(snap.get("seed"), int) or not isinstance(transcript, list) or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in transcript
+        ):
+            raise SnapshotError("corrupt snapshot: seed must be an int and transcript a list of [action, observation]")
+        if snap.get("turn") != len(transcript) or len(transcript) > task.max_turns:
+            raise SnapshotError("corrupt snapshot: turn does not match the transcript, or exceeds the task's budget")
+        if not isinstance(snap.get("first_observation"), str):
+            raise SnapshotError("corrupt snapshot: first_observation missing")
+        return task, transcript
+
+    # ------------------------------------------------------------------ helpers
+
+    def _begin(self, task: Task, seed: int) -> None:
+        self.task = task
+        self._episode_seed = seed
+        self._turn = 0
+        self._transcript = []
+        self._solved = self._failed = False
+        self._progress = 0.0
+
+    def _info(self, *, at_reset: bool) -> dict[str, Any]:
+        task = self.task
+        info: dict[str, Any] = {
+            "task_id": task.id,  # type: ignore[union-attr]
+            "turn": self._turn,
+            "max_turns": task.max_turns,  # type: ignore[union-attr]
+            "success": self._solved,
+            "progress": self._progress,
+        }
+        if at_reset:
+            info["action_valid"] = True
+            info["action_error"] = None
+            info["tools"] = [tool.openai_schema() for tool in self.tools.values()]
+        admissible = self.admissible_actions()
+        if admissible is not None:
+            info["admissible_actions"] = admissible
+        return info
+
+    @property
+    def turn(self) -> int:
+        """Turns taken in this episode, a restored prefix included."""
+        return self._turn
+
+    @property
+    def transcript(self) -> list[tuple[str, str]]:
+        """The (action, observation) pairs of this episode so far (a copy)."""
+        return list(self._transcript)
+
+    def failure_states(self) -> tuple[Mapping[str, Any], ...]:
+        """The family's curated failure states (see :class:`budgetgym.wrappers.ErrorInjection`)."""
+        return load_failure_states(self.family)

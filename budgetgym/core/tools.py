@@ -1,0 +1,87 @@
+"""Tools: a name, a description, a JSON Schema for the arguments, and the code that runs it.
+
+Each environment family declares its tools with :class:`Tool`; the action parser validates every
+call against the tool's schema before anything runs, so an env only ever executes well-formed calls.
+The OpenAI-style function schema an LLM sees is derived from the same object (``openai_schema``),
+so what the model is told and what is checked cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import jsonschema
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One callable tool.
+
+    Args:
+        name: the identifier a model calls it by.
+        description: one or two sentences for the model.
+        parameters: JSON Schema of the ``arguments`` object (``type: object``).
+        function: the implementation; its signature is the family's business (for example
+            ``function(backend, **arguments)``). ``None`` for tools executed elsewhere (adapters).
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    function: Callable[..., Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"tool name {self.name!r} is not an identifier")
+        if self.parameters.get("type") != "object":
+            raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
+        jsonschema.Draft202012Validator.check_schema(self.parameters)
+        # The compiled validator is built once per tool; validating on the hot path reuses it.
+        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.parameters))
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Declared parameter names, in declaration order (positional call syntax follows it)."""
+        return tuple(self.parameters.get("properties", {}))
+
+    def validation_error(self, arguments: Any) -> str | None:
+        """Return a readable message for the first schema violation, or None when valid."""
+        validator = self._validator  # type: ignore[attr-defined]
+        if validator.is_valid(arguments):
+            return None
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+        where = "/".join(str(p) for p in error.absolute_path)
+        return f"{error.message}" + (f" (at '{where}')" if where else "")
+
+    def signature(self) -> str:
+        """A one-line human signature, e.g. ``mv(source: string, destination: string, overwrite?: boolean)``."""
+        props = self.parameters.get("properties", {})
+        required = set(self.parameters.get("required", ()))
+        parts = []
+        for name, spec in props.items():
+            kind = spec.get("type", "any")
+            if isinstance(kind, list):
+                kind = "|".join(kind)
+            parts.append(f"{name}{'' if name in required else '?'}: {kind}")
+        return f"{self.name}({', '.join(parts)})"
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool in the OpenAI chat-completions ``tools`` format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _plain(self.parameters),
+            },
+        }
+
+
+def _plain(value: Any) -> Any:
+    """Deep-copy mappings and sequences into plain dicts and lists (JSON-serialisable, safe to mutate)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

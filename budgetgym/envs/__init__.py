@@ -1,0 +1,32 @@
+"""Environment families, one sub-package each, and their registration with Gymnasium.
+
+``REGISTRY`` is the one table of ids: ``budgetgym.register_envs()`` (run by ``import budgetgym``)
+registers each with ``gymnasium.register``. Adapters to public benchmarks are registered even when
+their extra is missing; ``gym.make`` then fails with the exact install instruction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    id: str
+    entry_point: str
+    family: str
+    description: str
+    adapter: bool = False
+
+
+REGISTRY: tuple[EnvEntry, ...] = ()
+
+
+def register_envs() -> None:
+    """Register every id of ``REGISTRY`` with Gymnasium (idempotent)."""
+    for entry in REGISTRY:
+        if entry.id not in gym.registry:
+            # No TimeLimit: each TextEnv truncates at its task's own full budget.
+            gym.register(id=entry.id, entry_point=entry.entry_point, disable_env_checker=False)

@@ -1,0 +1,70 @@
+"""A small env that lives under tests/ only: it exercises the TextEnv contract and the wrappers
+with exact, hand-checkable behaviour. No toy env ships in the package.
+
+The task: reach ``target`` by calling ``add(n)`` (n in 1..3); ``say(text)`` changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from budgetgym.core import Action, Task, TaskSet, TextEnv, Tool
+
+TOY_TASKS = TaskSet(
+    {"id": f"toy-{i:02d}", "split": "test" if i % 4 == 0 else "train", "max_turns": 4 + i % 5,
+     "instruction": f"Reach {2 + i % 5}.", "target": 2 + i % 5}
+    for i in range(20)
+)
+
+ADD = Tool("add", "Add n to the counter.", {
+    "type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 3}},
+    "required": ["n"], "additionalProperties": False})
+SAY = Tool("say", "Say something.", {
+    "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+    "additionalProperties": False})
+
+
+class CounterEnv(TextEnv):
+    family = "toy"
+
+    def __init__(self, fast_restore: bool = True, **kwargs: Any) -> None:
+        kwargs.setdefault("tasks", TOY_TASKS)
+        super().__init__(**kwargs)
+        self.fast_restore = fast_restore
+        self.tools = {"add": ADD, "say": SAY}
+        self.value = 0
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        self.value = 0
+        return f"{task.instruction} Counter: 0 (seed {seed % 1000})."
+
+    def _execute(self, action: Action) -> str:
+        lines = []
+        for call in action.calls:
+            if call.name == "add":
+                self.value += call.arguments["n"]
+                lines.append(f"Counter: {self.value}.")
+            else:
+                lines.append(f"You said {call.arguments['text']!r}.")
+        target = self.task["target"]
+        self._progress = min(self.value, target) / target
+        self._solved = self.value == target
+        self._failed = self.value > target
+        return " ".join(lines)
+
+    def _parse_bare(self, text: str):
+        from budgetgym.core import ToolCall
+        if text.startswith("add ") and text[4:].isdigit():
+            return ToolCall("add", {"n": int(text[4:])})
+        return None
+
+    def oracle_action(self) -> str | None:
+        if self.task is None or self._solved or self._failed:
+            return None
+        return f"add({min(3, self.task['target'] - self.value)})"
+
+    def _get_state(self) -> Any:
+        return {"value": self.value} if self.fast_restore else None
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        self.value = state["value"]
