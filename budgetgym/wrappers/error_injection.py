@@ -1,0 +1,93 @@
+"""``ErrorInjection``: start episodes from curated failure states, for recovery probes."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils import seeding
+
+
+class ErrorInjection(gym.Wrapper[str, str, str, str]):
+    """On reset, restore a curated failure state: a snapshot whose history holds a known mistake.
+
+    A failure state is a record ``{id, task_id, kind, description, error_step, snapshot}`` (the
+    family's ``failure_states.jsonl``, or the ``states`` given). With probability ``p`` a reset
+    restores one of them, chosen uniformly with this wrapper's own seeded generator, and returns the
+    observation after the mistake with ``info["injected_error"] = {"id", "kind", "description",
+    "step"}`` and ``info["history"]`` (the prefix's ``[{"action", "observation"}, ...]``, so an LLM
+    sees what it did). Otherwise the reset is the env's own.
+
+    Tasks with no failure state of the asked kinds are skipped when the task is drawn; naming such a
+    task in ``reset(options={"task_id": ...})`` raises a ``ValueError`` that says which tasks have
+    one. A reset with ``options={"snapshot": ...}`` is passed through untouched.
+
+    Args:
+        env: a budgetgym env.
+        kinds: keep only failure states of these kinds (None: all).
+        states: failure-state records to use instead of the family's curated ones.
+        p: the probability that a reset injects a failure state, in [0, 1].
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        kinds: Iterable[str] | None = None,
+        states: Iterable[Mapping[str, Any]] | None = None,
+        p: float = 1.0,
+    ) -> None:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
+        super().__init__(env)
+        records = list(states) if states is not None else list(env.unwrapped.failure_states())
+        for record in records:
+            missing = {"id", "task_id", "kind", "snapshot"} - set(record)
+            if missing:
+                raise ValueError(f"failure state {record.get('id', '?')!r} lacks {sorted(missing)}")
+        available = sorted({r["kind"] for r in records})
+        if kinds is not None:
+            kinds = tuple(kinds)
+            unknown = sorted(set(kinds) - set(available))
+            if unknown:
+                raise ValueError(f"unknown failure kinds {unknown}; available: {available}")
+            records = [r for r in records if r["kind"] in kinds]
+        selected = env.unwrapped.tasks
+        self.states: tuple[Mapping[str, Any], ...] = tuple(r for r in records if r["task_id"] in selected)
+        if not self.states:
+            raise ValueError(f"no failure states of kinds {kinds or available} for the selected tasks")
+        self.kinds = kinds
+        self.p = float(p)
+        self._by_task: dict[str, list[Mapping[str, Any]]] = {}
+        for record in self.states:
+            self._by_task.setdefault(record["task_id"], []).append(record)
+        self._rng: np.random.Generator | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is not None or self._rng is None:
+            self._rng, _ = seeding.np_random(seed)
+        options = dict(options or {})
+        if "snapshot" in options or (self.p < 1.0 and self._rng.random() >= self.p):
+            return self.env.reset(seed=seed, options=options)
+        candidates = self._candidates(options)
+        record = candidates[int(self._rng.integers(len(candidates)))]
+        observation, info = self.env.reset(seed=seed, options={"snapshot": record["snapshot"]})
+        info["injected_error"] = {
+            "id": record["id"],
+            "kind": record["kind"],
+            "description": record.get("description", ""),
+            "step": record.get("error_step"),
+        }
+        info["history"] = [{"action": a, "observation": o} for a, o in record["snapshot"]["transcript"]]
+        return observation, info
+
+    def _candidates(self, options: Mapping[str, Any]) -> list[Mapping[str, Any]] | tuple[Mapping[str, Any], ...]:
+        task_id = options.get("task_id")
+        if task_id is None and "task_index" in options:
+            task_id = self.env.unwrapped.tasks[options["task_index"]].id
+        if task_id is None:
+            return self.states
+        if task_id not in self._by_task:
+            some = ", ".join(list(self._by_task)[:5])
+            raise ValueError(f"task {task_id!r} has no failure state of kinds {self.kinds or 'any'}; tasks that do: {some}, ...")
+        return self._by_task[task_id]

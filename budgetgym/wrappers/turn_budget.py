@@ -1,0 +1,187 @@
+"""``TurnBudget`` and ``BudgetMix``: turn caps below a task's full budget."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+REVEAL_MODES = ("none", "total", "remaining")
+_DEFAULT_TEMPLATES = {
+    "total": "\n\n[Turn budget: you have {max_turns} turns in total.]",
+    "remaining": "\n\n[Turns remaining: {remaining} of {max_turns}]",
+}
+_NO_TURNS_LEFT = "No turns left: the turn budget was spent before this episode was handed over."
+
+
+def _check_max_turns(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"max_turns must be an int >= 1 or a float in (0, 1], got {value!r}")
+    if isinstance(value, numbers.Integral):
+        if value < 1:
+            raise ValueError(f"max_turns as an int must be >= 1, got {value}")
+    elif not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"max_turns as a float is a share of the full budget and must be in (0, 1], got {value}")
+
+
+def cap_for(max_turns: int | float, full_budget: int) -> int:
+    """The cap in turns for a task whose full budget is ``full_budget``.
+
+    An int is absolute (never above the full budget); a float in (0, 1] is a share of the full
+    budget, rounded up, at least 1. The rounding guard keeps 0.1 * 30 at 3, not 4.
+    """
+    if isinstance(max_turns, numbers.Integral):
+        return min(int(max_turns), full_budget)
+    return max(1, math.ceil(round(float(max_turns) * full_budget, 9)))
+
+
+class TurnBudget(gym.Wrapper[str, str, str, str]):
+    """Truncate an episode after ``max_turns`` turns, and optionally tell the agent its budget.
+
+    A task's full budget (``info["max_turns"]``) is where the bare env truncates; ``TurnBudget`` can
+    only lower it. The episode is truncated exactly on the step whose turn count reaches the cap,
+    unless that step terminated it (a solved task stays solved on its last turn).
+
+    Args:
+        env: a budgetgym env (it must report ``info["turn"]`` and ``info["max_turns"]``).
+        max_turns: an int (an absolute cap) or a float in (0, 1] (a share of each task's full
+            budget, rounded up, at least 1).
+        reveal: ``"none"`` says nothing (the unannounced cap of real deployments); ``"total"``
+            announces the cap in the first observation; ``"remaining"`` appends the turns left to
+            every observation.
+        count_restored: when an episode starts from a snapshot (a restored prefix, such as an
+            injected failure state), count the prefix's turns against the cap (True) or start the
+            count at the restored turn (False). If the prefix already spends the whole cap, the agent
+            gets no turn: the next step returns at once with ``truncated=True``.
+        template: a format string for the revealed text, with ``{max_turns}``, ``{remaining}`` and
+            ``{used}``; defaults to a short bracketed line.
+
+    ``info["budget"] = {"max_turns": cap, "used": turns counted, "remaining": cap - used,
+    "reveal": reveal}``. Nested ``TurnBudget`` wrappers keep the tightest cap.
+
+    Example:
+        >>> env = TurnBudget(gym.make("budgetgym/FunctionCalling-v0"), max_turns=0.5, reveal="remaining")
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        max_turns: int | float,
+        reveal: str = "none",
+        count_restored: bool = True,
+        template: str | None = None,
+    ) -> None:
+        _check_max_turns(max_turns)
+        if reveal not in REVEAL_MODES:
+            raise ValueError(f"reveal must be one of {REVEAL_MODES}, got {reveal!r}")
+        if template is not None:
+            if not isinstance(template, str):
+                raise ValueError(f"template must be a str, got {type(template).__name__}")
+            try:
+                template.format(max_turns=1, remaining=1, used=0)
+            except (KeyError, IndexError, ValueError) as err:
+                raise ValueError(f"template may only use {{max_turns}}, {{remaining}} and {{used}}: {err!r}") from None
+        super().__init__(env)
+        self.max_turns = max_turns
+        self.reveal = reveal
+        self.count_restored = count_restored
+        self.template = template if template is not None else _DEFAULT_TEMPLATES.get(reveal, "")
+        self._cap = 0
+        self._offset = 0
+        self._used = 0
+
+    def _choose_cap(self, full_budget: int) -> int:
+        return cap_for(self.max_turns, full_budget)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        cap = self._choose_cap(info["max_turns"])
+        inner = info.get("budget")
+        if inner is not None:  # a TurnBudget inside this one: the tightest cap wins
+            cap = min(cap, inner["max_turns"])
+        self._cap = cap
+        self._offset = 0 if self.count_restored else info["turn"]
+        self._used = info["turn"] - self._offset
+        info["budget"] = self._budget_info()
+        if self.reveal != "none":
+            observation += self._text()
+        return observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._used >= self._cap:
+            info = {"budget": self._budget_info(), "action_valid": False, "action_error": _NO_TURNS_LEFT}
+            return _NO_TURNS_LEFT, 0.0, False, True, info
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self._used = info["turn"] - self._offset
+        if self._used >= self._cap and not terminated:
+            truncated = True
+        info["budget"] = self._budget_info()
+        if self.reveal == "remaining":
+            observation += self._text()
+        return observation, reward, terminated, truncated, info
+
+    def _budget_info(self) -> dict[str, Any]:
+        return {"max_turns": self._cap, "used": self._used, "remaining": self._cap - self._used, "reveal": self.reveal}
+
+    def _text(self) -> str:
+        return self.template.format(max_turns=self._cap, remaining=self._cap - self._used, used=self._used)
+
+
+class BudgetMix(TurnBudget):
+    """A ``TurnBudget`` whose cap is drawn afresh at every reset: training across varied budgets.
+
+    At each reset a fraction is drawn from ``fractions`` (with ``weights``, default uniform) using
+    the env's own seeded generator, so ``reset(seed=s)`` reproduces the draw; the cap is that share
+    of the task's full budget, rounded up. ``info["budget"]`` carries the cap and the drawn
+    ``fraction``. Training on a mix of budgets keeps agents good at tight ones.
+
+    Args:
+        env: a budgetgym env.
+        fractions: shares of the full budget, each in (0, 1].
+        weights: the probability of each fraction (normalised); None for uniform.
+        reveal: as for ``TurnBudget``; "remaining" by default, so the agent can adapt to the draw.
+        count_restored, template: as for ``TurnBudget``.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
+        weights: Sequence[float] | None = None,
+        reveal: str = "remaining",
+        count_restored: bool = True,
+        template: str | None = None,
+    ) -> None:
+        fractions = tuple(fractions)
+        if not fractions:
+            raise ValueError("fractions must not be empty")
+        for fraction in fractions:
+            if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0.0 < float(fraction) <= 1.0:
+                raise ValueError(f"each fraction must be a number in (0, 1], got {fraction!r}")
+        if weights is None:
+            probabilities = np.full(len(fractions), 1.0 / len(fractions))
+        else:
+            probabilities = np.asarray(weights, dtype=float)
+            if probabilities.shape != (len(fractions),) or not np.all(np.isfinite(probabilities)) \
+                    or np.any(probabilities < 0) or probabilities.sum() <= 0:
+                raise ValueError(f"weights must be {len(fractions)} non-negative numbers with a positive sum, got {weights!r}")
+            probabilities = probabilities / probabilities.sum()
+        super().__init__(env, max_turns=1.0, reveal=reveal, count_restored=count_restored, template=template)
+        self.fractions = tuple(float(f) for f in fractions)
+        self.weights = tuple(probabilities.tolist())
+        self._cumulative = np.cumsum(probabilities)
+        self.fraction = 1.0
+
+    def _choose_cap(self, full_budget: int) -> int:
+        # Inverse-CDF on one uniform draw: cheaper than Generator.choice, same distribution.
+        index = int(np.searchsorted(self._cumulative, self.np_random.random(), side="right"))
+        self.fraction = self.fractions[min(index, len(self.fractions) - 1)]
+        return cap_for(self.fraction, full_budget)
+
+    def _budget_info(self) -> dict[str, Any]:
+        info = super()._budget_info()
+        info["fraction"] = self.fraction
+        return info
