@@ -54,6 +54,14 @@ class ActionError(ValueError):
     """The output could not be turned into valid calls; ``str(err)`` is the text for the model."""
 
 
+class _Problem(Exception):
+    """What was wrong, and with which tool (if any): parse_action adds the expected form once."""
+
+    def __init__(self, message: str, tool: str | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
 BareParser = Callable[[str], "ToolCall | None"]
 
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
@@ -85,13 +93,23 @@ def parse_action(
     """Parse one turn of model output into validated tool calls, or a message.
 
     Raises:
-        ActionError: the output is malformed, names an unknown tool, or breaks a tool's schema.
+        ActionError: the output is malformed, names an unknown tool, or breaks a tool's schema; its
+            text says what was wrong and the expected form.
     """
+    try:
+        return _parse(text, tools, bare, allow_message)
+    except _Problem as problem:
+        tool = tools.get(problem.tool) if problem.tool else None
+        expected = f"Expected {tool.signature()}." if tool is not None else expected_forms(tools)
+        raise ActionError(f"{problem} {expected}") from None
+
+
+def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_message: bool) -> Action:
     if not isinstance(text, str):
-        raise ActionError(f"The action must be text, got {type(text).__name__}.")
+        raise _Problem(f"The action must be text, got {type(text).__name__}.")
     stripped = text.strip()
     if not stripped:
-        raise ActionError("The action is empty. " + expected_forms(tools))
+        raise _Problem("The action is empty.")
     fence = _CODE_FENCE.match(stripped)
     if fence:
         stripped = fence.group(1).strip()
@@ -99,7 +117,7 @@ def parse_action(
     if "<tool_call>" in stripped:
         calls = _parse_tool_call_blocks(stripped, tools)
     elif stripped[0] in "{[" and not _CALL_START.match(stripped):
-        calls = _calls_from_json(_load_json(stripped, tools), tools)
+        calls = _calls_from_json(_load_json(stripped))
     else:
         calls = _parse_call_syntax(stripped, tools)
         if calls is None:
@@ -109,65 +127,62 @@ def parse_action(
             elif allow_message:
                 return Action(calls=(), message=stripped)
             else:
-                raise ActionError(f"Could not read a tool call in {_excerpt(stripped)}. " + expected_forms(tools))
+                raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
 
     if not calls:
-        raise ActionError("No tool call found. " + expected_forms(tools))
+        raise _Problem("No tool call found.")
     if len(calls) > _MAX_CALLS:
-        raise ActionError(f"Too many calls in one turn ({len(calls)}); at most {_MAX_CALLS}.")
+        raise _Problem(f"Too many calls in one turn ({len(calls)}); at most {_MAX_CALLS}.")
     for index, call in enumerate(calls):
         tool = tools.get(call.name)
         if tool is None:
-            raise ActionError(_unknown_tool(call.name, tools))
+            raise _Problem(f"Unknown tool '{call.name}'.")
         problem = tool.validation_error(call.arguments)
         if problem is not None:
             where = f"call {index + 1}, " if len(calls) > 1 else ""
-            raise ActionError(
-                f"Invalid arguments for '{call.name}' ({where}nothing was run): {problem}. "
-                f"Expected {tool.signature()}."
-            )
+            raise _Problem(f"Invalid arguments for '{call.name}' ({where}nothing was run): {problem}.", call.name)
     return Action(calls=tuple(calls))
 
 
 def _parse_tool_call_blocks(text: str, tools: Mapping[str, Tool]) -> list[ToolCall]:
     if text.count("<tool_call>") != text.count("</tool_call>"):
-        raise ActionError("Unclosed <tool_call> block: each <tool_call> needs a matching </tool_call>.")
+        raise _Problem("Unclosed <tool_call> block: each <tool_call> needs a matching </tool_call>.")
     calls: list[ToolCall] = []
     for body in _TOOL_CALL_BLOCK.findall(text):
         body = body.strip()
         if body.startswith(("{", "[")):
-            calls.extend(_calls_from_json(_load_json(body, tools), tools))
+            calls.extend(_calls_from_json(_load_json(body)))
         else:
             parsed = _parse_call_syntax(body, tools)
             if parsed is None:
-                raise ActionError(f"Could not read the <tool_call> block {_excerpt(body)}. " + expected_forms(tools))
+                raise _Problem(f"Could not read the <tool_call> block {_excerpt(body)}.")
             calls.extend(parsed)
     return calls
 
 
-def _load_json(text: str, tools: Mapping[str, Tool]) -> Any:
+def _load_json(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ActionError(f"Malformed JSON ({err.msg} at line {err.lineno} column {err.colno}). " + expected_forms(tools)) from None
+        raise _Problem(f"Malformed JSON ({err.msg} at line {err.lineno} column {err.colno}).") from None
 
 
-def _calls_from_json(value: Any, tools: Mapping[str, Tool]) -> list[ToolCall]:
+def _calls_from_json(value: Any) -> list[ToolCall]:
     items = value if isinstance(value, list) else [value]
     calls = []
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("function"), dict):
             item = item["function"]  # OpenAI's {"type": "function", "function": {...}} wrapper
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise ActionError('A JSON tool call must be an object with a string "name". ' + expected_forms(tools))
+            raise _Problem('A JSON tool call must be an object with a string "name".')
         arguments = item.get("arguments", item.get("parameters", {}))
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as err:
-                raise ActionError(f"The arguments of '{item['name']}' are not valid JSON ({err.msg}).") from None
+                raise _Problem(f"The arguments of '{item['name']}' are not valid JSON ({err.msg}).", item["name"]) from None
         if not isinstance(arguments, dict):
-            raise ActionError(f"The arguments of '{item['name']}' must be a JSON object, got {type(arguments).__name__}.")
+            raise _Problem(f"The arguments of '{item['name']}' must be a JSON object, got {type(arguments).__name__}.", item["name"])
         calls.append(ToolCall(item["name"], arguments))
     return calls
 
@@ -181,7 +196,7 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
         module = ast.parse(text, mode="exec")
     except (SyntaxError, ValueError):
         if _short_name(match.group(1)) in tools:
-            raise ActionError(f"Could not parse the call {_excerpt(text)}: check quotes and brackets. " + expected_forms(tools)) from None
+            raise _Problem(f"Could not parse the call {_excerpt(text)}: check quotes and brackets.", _short_name(match.group(1))) from None
         return None
     nodes: list[ast.expr] = []
     for statement in module.body:
@@ -197,23 +212,23 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
 def _call_from_node(node: ast.Call, tools: Mapping[str, Tool]) -> ToolCall:
     name = _dotted(node.func)
     if name is None:
-        raise ActionError("A call must name a tool directly, as tool_name(arg=value).")
+        raise _Problem("A call must name a tool directly, as tool_name(arg=value).")
     name = _short_name(name)
     arguments: dict[str, Any] = {}
     tool = tools.get(name)
     if node.args:
         if tool is None:
-            raise ActionError(_unknown_tool(name, tools))
+            raise _Problem(f"Unknown tool '{name}'.")
         order = tool.param_names
         if len(node.args) > len(order):
-            raise ActionError(f"'{name}' takes at most {len(order)} arguments; expected {tool.signature()}.")
+            raise _Problem(f"'{name}' takes at most {len(order)} arguments.", name)
         for param, arg in zip(order, node.args):
             arguments[param] = _literal(arg, name)
     for keyword in node.keywords:
         if keyword.arg is None:
-            raise ActionError(f"'**' arguments are not allowed in a call to '{name}'.")
+            raise _Problem(f"'**' arguments are not allowed in a call to '{name}'.", name)
         if keyword.arg in arguments:
-            raise ActionError(f"Argument '{keyword.arg}' given twice in a call to '{name}'.")
+            raise _Problem(f"Argument '{keyword.arg}' given twice in a call to '{name}'.", name)
         arguments[keyword.arg] = _literal(keyword.value, name)
     return ToolCall(name, arguments)
 
@@ -222,7 +237,7 @@ def _literal(node: ast.expr, name: str) -> Any:
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise ActionError(f"Arguments of '{name}' must be literals (strings, numbers, lists, dicts, True/False/None).") from None
+        raise _Problem(f"Arguments of '{name}' must be literals (strings, numbers, lists, dicts, True/False/None).", name) from None
     return _jsonable(value)
 
 
@@ -233,7 +248,7 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (bytes, complex)):
-        raise ActionError("Arguments must be JSON values: no bytes or complex numbers.")
+        raise _Problem("Arguments must be JSON values: no bytes or complex numbers.")
     return value
 
 
@@ -249,10 +264,6 @@ def _dotted(node: ast.expr) -> str | None:
 def _short_name(name: str) -> str:
     # "GorillaFileSystem.ls" -> "ls": some models qualify a tool with its class.
     return name.rsplit(".", 1)[-1]
-
-
-def _unknown_tool(name: str, tools: Mapping[str, Tool]) -> str:
-    return f"Unknown tool '{name}'. Available tools: {', '.join(tools) or 'none'}."
 
 
 def _excerpt(text: str, limit: int = 80) -> str:

@@ -1,0 +1,160 @@
+"""The shared action parser: every accepted form, every rejection, and properties over inputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from budgetgym.core import Action, ActionError, Tool, ToolCall, parse_action
+
+MV = Tool("mv", "Move a file.", {
+    "type": "object",
+    "properties": {"source": {"type": "string"}, "destination": {"type": "string"}, "overwrite": {"type": "boolean"}},
+    "required": ["source", "destination"], "additionalProperties": False})
+LS = Tool("ls", "List a folder.", {"type": "object", "properties": {"path": {"type": "string"}}, "additionalProperties": False})
+TAG = Tool("tag", "Tag items.", {
+    "type": "object",
+    "properties": {"items": {"type": "array", "items": {"type": "integer"}}, "meta": {"type": "object"}},
+    "required": ["items"], "additionalProperties": False})
+TOOLS = {t.name: t for t in (MV, LS, TAG)}
+MOVE = ToolCall("mv", {"source": "a.txt", "destination": "b/"})
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}',
+    '{"name": "mv", "arguments": "{\\"source\\": \\"a.txt\\", \\"destination\\": \\"b/\\"}"}',
+    '{"type": "function", "function": {"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}}',
+    '<tool_call>\n{"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}\n</tool_call>',
+    'Let me move it.\n<tool_call>{"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}</tool_call>',
+    "mv(source='a.txt', destination='b/')",
+    'mv("a.txt", "b/")',
+    "FileSystem.mv(source='a.txt', destination=\"b/\")",
+    "```json\n{\"name\": \"mv\", \"arguments\": {\"source\": \"a.txt\", \"destination\": \"b/\"}}\n```",
+    "  mv(source='a.txt',\n     destination='b/')  ",
+])
+def test_every_form_parses_to_the_same_call(text):
+    assert parse_action(text, TOOLS) == Action(calls=(MOVE,))
+
+
+def test_several_calls_in_order():
+    expected = (ToolCall("ls", {"path": "/"}), MOVE)
+    forms = [
+        '[{"name": "ls", "arguments": {"path": "/"}}, {"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}]',
+        '<tool_call>{"name": "ls", "arguments": {"path": "/"}}</tool_call> then '
+        '<tool_call>{"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}</tool_call>',
+        "[ls(path='/'), mv(source='a.txt', destination='b/')]",
+        "ls(path='/')\nmv(source='a.txt', destination='b/')",
+        "ls(path='/'); mv(source='a.txt', destination='b/')",
+    ]
+    for text in forms:
+        assert parse_action(text, TOOLS).calls == expected, text
+
+
+def test_call_syntax_values_become_json_values():
+    action = parse_action("tag(items=(1, 2), meta={'k': [True, None, 1.5]})", TOOLS)
+    assert action.calls[0].arguments == {"items": [1, 2], "meta": {"k": [True, None, 1.5]}}
+
+
+def test_plain_text_is_a_message_only_where_allowed():
+    assert parse_action("The file is moved.", TOOLS, allow_message=True) == Action(calls=(), message="The file is moved.")
+    assert parse_action("Done (all of it).", TOOLS, allow_message=True).is_message
+    with pytest.raises(ActionError, match="Could not read a tool call"):
+        parse_action("The file is moved.", TOOLS)
+
+
+def test_bare_commands_go_to_the_env_parser():
+    def bare(text):
+        return ToolCall("ls", {"path": text[3:]}) if text.startswith("ls ") else None
+
+    assert parse_action("ls /tmp", TOOLS, bare=bare).calls == (ToolCall("ls", {"path": "/tmp"}),)
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "empty"),
+    ("{nope", "Malformed JSON"),
+    ('{"arguments": {}}', 'string "name"'),
+    ('{"name": "rm", "arguments": {}}', r"Unknown tool 'rm'\. Expected a tool call.*Tools: mv\(source: string"),
+    ("rm(path='/')", "Unknown tool 'rm'"),
+    ('{"name": "mv", "arguments": {"source": "a"}}', "'destination' is a required property"),
+    ('{"name": "mv", "arguments": {"source": 1, "destination": "b"}}', "1 is not of type 'string'"),
+    ('{"name": "mv", "arguments": {"source": "a", "destination": "b", "force": true}}', "Additional properties"),
+    ('{"name": "mv", "arguments": "{broken"}', "not valid JSON"),
+    ('{"name": "mv", "arguments": [1]}', "must be a JSON object"),
+    ("mv(source='a', destination=", "Could not parse the call"),
+    ("mv(source=open('x'), destination='b')", "must be literals"),
+    ("mv(**{'source': 'a'})", r"'\*\*' arguments"),
+    ("mv('a', 'b', True, 4)", "at most 3 arguments"),
+    ("mv('a', source='b', destination='c')", "given twice"),
+    ("<tool_call>{\"name\": \"ls\"}", "Unclosed <tool_call>"),
+    ("<tool_call>just words</tool_call>", "Could not read the <tool_call> block"),
+    ("[ls(path='/'), {'name': 'x'}]", "Could not read a tool call"),
+    ("__import__('os').system('ls')", "must name a tool directly"),
+])
+def test_rejections_name_the_problem_and_the_expected_form(text, match):
+    with pytest.raises(ActionError, match=match) as err:
+        parse_action(text, TOOLS)
+    assert "Expected" in str(err.value)
+
+
+def test_one_bad_call_rejects_the_whole_turn():
+    text = "[ls(path='/'), mv(source='a')]"
+    with pytest.raises(ActionError, match="call 2, nothing was run"):
+        parse_action(text, TOOLS)
+
+
+def test_call_syntax_is_never_evaluated(tmp_path):
+    marker = tmp_path / "pwned"
+    for text in (f"ls(path=open({str(marker)!r}, 'w').name)", f"__import__('pathlib').Path({str(marker)!r}).touch()"):
+        with pytest.raises(ActionError):
+            parse_action(text, TOOLS)
+    assert not marker.exists()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+FREE = Tool("free", "Any arguments.", {"type": "object"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(arguments=st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True), json_values, max_size=5),
+       form=st.sampled_from(["json", "tool_call", "call"]))
+def test_round_trip_property(arguments, form):
+    """Any JSON arguments survive every form unchanged."""
+    if form == "json":
+        text = json.dumps({"name": "free", "arguments": arguments})
+    elif form == "tool_call":
+        text = f"<tool_call>{json.dumps({'name': 'free', 'arguments': arguments})}</tool_call>"
+    else:
+        text = "free(" + ", ".join(f"{k}={v!r}" for k, v in arguments.items()) + ")"
+        if any(keyword in arguments for keyword in ("if", "in", "is", "or", "and", "not", "for", "def", "as")):
+            return
+    action = parse_action(text, {"free": FREE})
+    assert action.calls == (ToolCall("free", arguments),)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=200))
+def test_any_text_parses_or_raises_action_error_only(text):
+    try:
+        result = parse_action(text, TOOLS, allow_message=True)
+    except ActionError as err:
+        assert str(err)
+    else:
+        assert isinstance(result, Action)
+        for call in result.calls:
+            assert call.name in TOOLS and TOOLS[call.name].validation_error(call.arguments) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.from_regex(r"(mv|ls|tag|rm)\((\w+=)?[\w'\"\[\]{}:, .()*-]{0,30}\)", fullmatch=True))
+def test_call_like_text_never_escapes_as_another_exception(text):
+    try:
+        parse_action(text, TOOLS)
+    except ActionError:
+        pass

@@ -1,0 +1,238 @@
+"""TurnBudget, BudgetMix and ErrorInjection on the toy env: exact, hand-checkable behaviour."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import budgetgym
+from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget, cap_for
+from conftest import TOY_ID
+from toy_env import CounterEnv
+
+WAIT = "say(text='thinking')"  # a valid action that never ends the toy task
+
+
+def steps_until_end(env, action=WAIT, limit=100):
+    for turn in range(1, limit + 1):
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return turn, obs, terminated, truncated, info
+    raise AssertionError("episode did not end")
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3])
+def test_int_cap_truncates_exactly(cap):
+    env = TurnBudget(CounterEnv(), cap)
+    env.reset(seed=0, options={"task_id": "toy-08"})  # full budget 7
+    turn, _, terminated, truncated, info = steps_until_end(env)
+    assert (turn, terminated, truncated) == (cap, False, True)
+    assert info["budget"] == {"max_turns": cap, "used": cap, "remaining": 0, "reveal": "none"}
+
+
+def test_int_cap_above_full_budget_is_the_full_budget():
+    env = TurnBudget(CounterEnv(), 100)
+    _, info = env.reset(seed=0, options={"task_id": "toy-01"})
+    assert info["budget"]["max_turns"] == info["max_turns"] == 5
+    assert steps_until_end(env)[0] == 5
+
+
+@pytest.mark.parametrize("fraction,full,expected", [(0.25, 8, 2), (0.5, 5, 3), (1.0, 7, 7), (0.01, 4, 1), (0.1, 30, 3)])
+def test_fractional_cap_rounds_up_and_is_at_least_one(fraction, full, expected):
+    assert cap_for(fraction, full) == expected
+
+
+@given(fraction=st.floats(min_value=1e-6, max_value=1.0), full=st.integers(1, 500))
+def test_fractional_cap_property(fraction, full):
+    cap = cap_for(fraction, full)
+    assert 1 <= cap <= full
+    assert cap >= fraction * full - 1e-6 and (cap == 1 or cap - 1 < fraction * full + 1e-6)
+
+
+def test_a_solved_last_turn_is_terminated_not_truncated():
+    env = TurnBudget(CounterEnv(), 1)
+    env.reset(seed=0, options={"task_id": "toy-00"})  # target 2: add(2) solves in one turn
+    _, reward, terminated, truncated, info = env.step("add(n=2)")
+    assert (reward, terminated, truncated) == (1.0, True, False)
+    assert info["budget"]["remaining"] == 0
+
+
+def test_reveal_modes_text_and_info():
+    obs0, _ = TurnBudget(CounterEnv(), 3, reveal="none").reset(seed=0, options={"task_id": "toy-08"})
+    bare, _ = CounterEnv().reset(seed=0, options={"task_id": "toy-08"})
+    assert obs0 == bare
+
+    total = TurnBudget(CounterEnv(), 3, reveal="total")
+    obs, info = total.reset(seed=0, options={"task_id": "toy-08"})
+    assert obs == bare + "\n\n[Turn budget: you have 3 turns in total.]"
+    assert total.step(WAIT)[0] == "You said 'thinking'."
+    assert info["budget"]["reveal"] == "total"
+
+    remaining = TurnBudget(CounterEnv(), 3, reveal="remaining")
+    obs, _ = remaining.reset(seed=0, options={"task_id": "toy-08"})
+    assert obs.endswith("[Turns remaining: 3 of 3]")
+    assert remaining.step(WAIT)[0] == "You said 'thinking'.\n\n[Turns remaining: 2 of 3]"
+
+    custom = TurnBudget(CounterEnv(), 0.5, reveal="remaining", template=" ({used} used, {remaining} left)")
+    custom.reset(seed=0, options={"task_id": "toy-08"})
+    assert custom.step(WAIT)[0].endswith(" (1 used, 3 left)")
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"max_turns": 0}, "int must be >= 1"), ({"max_turns": -3}, ">= 1"), ({"max_turns": 1.5}, r"\(0, 1\]"),
+    ({"max_turns": 0.0}, r"\(0, 1\]"), ({"max_turns": True}, "int >= 1"), ({"max_turns": "5"}, "int >= 1"),
+    ({"max_turns": 3, "reveal": "some"}, "reveal must be"), ({"max_turns": 3, "template": "{bogus}"}, "template"),
+])
+def test_invalid_arguments_raise_value_error(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TurnBudget(CounterEnv(), **kwargs)
+
+
+def test_nested_budgets_tightest_wins():
+    for inner, outer in [(2, 5), (5, 2), (0.25, 3)]:
+        env = TurnBudget(TurnBudget(CounterEnv(), inner), outer)
+        _, info = env.reset(seed=0, options={"task_id": "toy-18"})  # full budget 7
+        expected = min(cap_for(inner, 7), cap_for(outer, 7))
+        assert info["budget"]["max_turns"] == expected
+        assert steps_until_end(env)[0] == expected
+
+
+def test_count_restored_counts_the_prefix_or_not():
+    base = CounterEnv()
+    base.reset(seed=0, options={"task_id": "toy-18"})
+    base.step(WAIT)
+    base.step(WAIT)
+    snap = base.snapshot()
+    counted = TurnBudget(CounterEnv(), 3)
+    _, info = counted.reset(options={"snapshot": snap})
+    assert info["budget"]["used"] == 2 and steps_until_end(counted)[0] == 1
+    fresh = TurnBudget(CounterEnv(), 3, count_restored=False)
+    _, info = fresh.reset(options={"snapshot": snap})
+    assert info["budget"]["used"] == 0 and steps_until_end(fresh)[0] == 3
+    spent = TurnBudget(CounterEnv(), 2)
+    _, info = spent.reset(options={"snapshot": snap})
+    assert info["budget"]["remaining"] == 0
+    _, _, terminated, truncated, info = spent.step(WAIT)
+    assert truncated and not terminated and info["action_valid"] is False
+    assert spent.unwrapped.turn == 2  # the env was not stepped
+
+
+def test_budget_mix_distribution_matches_weights():
+    env = BudgetMix(CounterEnv(), fractions=(0.25, 0.5, 1.0), weights=(1, 2, 5))
+    env.reset(seed=123)
+    n = 8000
+    counts = Counter(env.reset()[1]["budget"]["fraction"] for _ in range(n))
+    for fraction, p in zip((0.25, 0.5, 1.0), (1 / 8, 2 / 8, 5 / 8)):
+        sigma = math.sqrt(p * (1 - p) / n)
+        assert abs(counts[fraction] / n - p) < 5 * sigma, (fraction, counts)
+
+
+def test_budget_mix_cap_is_the_drawn_share_and_reproducible():
+    def draws(seed):
+        env = BudgetMix(CounterEnv(), fractions=(0.25, 0.5, 0.75, 1.0))
+        out = []
+        for i in range(50):
+            _, info = env.reset(seed=seed if i == 0 else None)
+            assert info["budget"]["max_turns"] == cap_for(info["budget"]["fraction"], info["max_turns"])
+            out.append((info["task_id"], info["budget"]["max_turns"], info["budget"]["fraction"]))
+        return out
+
+    assert draws(7) == draws(7)
+    assert draws(7) != draws(8)
+    assert len({d[2] for d in draws(7)}) == 4
+
+
+@pytest.mark.parametrize("kwargs", [{"fractions": ()}, {"fractions": (0.5, 1.2)}, {"fractions": (0.5,), "weights": (1, 2)},
+                                    {"fractions": (0.5, 1.0), "weights": (-1, 2)}, {"fractions": (0.5, 1.0), "weights": (0, 0)}])
+def test_budget_mix_invalid_arguments(kwargs):
+    with pytest.raises(ValueError):
+        BudgetMix(CounterEnv(), **kwargs)
+
+
+def _failure_states():
+    """Toy failure states made the way curated ones are: the oracle's path with a mistake in it."""
+    states = []
+    for task_id, kind, action in [("toy-02", "overshoot", "add(n=3)"), ("toy-03", "wasted_turn", WAIT),
+                                  ("toy-07", "wasted_turn", WAIT)]:
+        env = CounterEnv()
+        env.reset(seed=0, options={"task_id": task_id})
+        env.step(action)
+        states.append({"id": f"fs-{task_id}", "task_id": task_id, "kind": kind, "description": f"did {action}",
+                       "error_step": 1, "snapshot": json.loads(json.dumps(env.snapshot()))})
+    return states
+
+
+def test_error_injection_restores_the_exact_snapshot():
+    states = _failure_states()
+    env = ErrorInjection(CounterEnv(), states=states)
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        record = next(s for s in states if s["id"] == info["injected_error"]["id"])
+        assert env.unwrapped.snapshot() == record["snapshot"]
+        assert obs == record["snapshot"]["transcript"][-1][1]
+        assert info["injected_error"] == {"id": record["id"], "kind": record["kind"],
+                                          "description": record["description"], "step": 1}
+        assert info["history"] == [{"action": a, "observation": o} for a, o in record["snapshot"]["transcript"]]
+        assert info["turn"] == 1
+
+
+def test_error_injection_kinds_p_and_tasks_without_states():
+    states = _failure_states()
+    only = ErrorInjection(CounterEnv(), kinds=["wasted_turn"], states=states)
+    assert {only.reset(seed=s)[1]["injected_error"]["kind"] for s in range(10)} == {"wasted_turn"}
+    with pytest.raises(ValueError, match="toy-05.*no failure state"):
+        only.reset(options={"task_id": "toy-05"})
+    assert only.reset(options={"task_id": "toy-03"})[1]["injected_error"]["id"] == "fs-toy-03"
+    with pytest.raises(ValueError, match="unknown failure kinds"):
+        ErrorInjection(CounterEnv(), kinds=["nope"], states=states)
+    never = ErrorInjection(CounterEnv(), states=states, p=0.0)
+    assert all("injected_error" not in never.reset(seed=s)[1] for s in range(5))
+    half = ErrorInjection(CounterEnv(), states=states, p=0.5)
+    half.reset(seed=0)
+    injected = sum("injected_error" in half.reset()[1] for _ in range(2000))
+    assert abs(injected / 2000 - 0.5) < 5 * math.sqrt(0.25 / 2000)
+    with pytest.raises(ValueError, match="p must be"):
+        ErrorInjection(CounterEnv(), states=states, p=1.5)
+
+
+def test_error_injection_under_a_budget_counts_the_prefix():
+    env = TurnBudget(ErrorInjection(CounterEnv(), states=_failure_states()), 2, reveal="remaining")
+    obs, info = env.reset(seed=1)
+    assert info["budget"]["used"] == 1 and obs.endswith("[Turns remaining: 1 of 2]")
+    assert steps_until_end(env)[0] == 1
+
+
+def test_make_composes_the_wrappers():
+    env = budgetgym.make(TOY_ID, budget=0.5, reveal="total")
+    assert isinstance(env, TurnBudget) and env.reveal == "total"
+    env = budgetgym.make(TOY_ID, budget_mix=(0.5, 1.0))
+    assert isinstance(env, BudgetMix)
+    with pytest.raises(ValueError, match="either budget or budget_mix"):
+        budgetgym.make(TOY_ID, budget=3, budget_mix=(0.5,))
+    env = budgetgym.make(TOY_ID, split="test")
+    assert set(t.split for t in env.unwrapped.tasks) == {"test"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(cap=st.one_of(st.integers(1, 12), st.floats(0.01, 1.0)), reveal=st.sampled_from(["none", "total", "remaining"]),
+       actions=st.lists(st.sampled_from([WAIT, "add(1)", "add(n=2)", "{bad", "hello"]), min_size=1, max_size=15),
+       task=st.integers(0, 19))
+def test_turn_budget_property(cap, reveal, actions, task):
+    """For any cap and actions: the episode never outlives the cap, and info["budget"] adds up."""
+    env = TurnBudget(CounterEnv(), cap, reveal=reveal)
+    _, info = env.reset(seed=0, options={"task_id": f"toy-{task:02d}"})
+    limit = cap_for(cap, info["max_turns"])
+    for used, action in enumerate(actions, 1):
+        _, _, terminated, truncated, info = env.step(action)
+        budget = info["budget"]
+        assert budget["used"] == used and budget["max_turns"] == limit
+        assert budget["remaining"] == limit - used >= 0
+        assert truncated == (used == limit and not terminated)
+        if terminated or truncated:
+            break
