@@ -1,0 +1,32 @@
+# One entry point for people and CI. `make test` sets everything up (a virtual environment with the
+# package, its test extras and the BFCL adapter's data package) and runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.budgetgym-installed
+
+.PHONY: setup test demo bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.
+	$(BIN)/python -m pip install -q --no-deps bfcl-eval mpmath
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+demo: setup
+	$(BIN)/budgetgym eval --agent noisy-oracle --out runs/demo
+
+bench: setup
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .hypothesis

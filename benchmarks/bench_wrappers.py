@@ -1,0 +1,104 @@
+"""Wrapper overhead per step: TurnBudget, BudgetMix and ErrorInjection over a bare env.
+
+Prints JSON. The overhead is measured over a stub env whose step costs almost nothing, so the
+figure is the wrappers' own cost (Gymnasium's TimeLimit is measured beside them for scale), and
+then as a ratio over each registered default env's real step. All figures come from one run.
+
+    python benchmarks/bench_wrappers.py [--steps 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import gymnasium as gym
+from gymnasium.wrappers import TimeLimit
+
+import budgetgym
+from budgetgym.core import TaskSet
+from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
+
+
+class StubEnv(gym.Env):
+    """The cheapest env that reports what the budget wrappers read (turn, max_turns)."""
+
+    observation_space = gym.spaces.Text(8)
+    action_space = gym.spaces.Text(8)
+
+    def __init__(self):
+        self.tasks = TaskSet([{"id": "t", "split": "test", "max_turns": 10**9, "instruction": ""}])
+        self.turn = 0
+
+    def failure_states(self):
+        return ({"id": "f", "task_id": "t", "kind": "k", "description": "", "error_step": 0,
+                 "snapshot": {"transcript": []}},)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.turn = 0
+        return "obs", {"turn": 0, "max_turns": 10**9}
+
+    def step(self, action):
+        self.turn += 1
+        return "obs", 0.0, False, False, {"turn": self.turn, "max_turns": 10**9}
+
+
+def per_step_ns(env, steps: int, action: str, repeats: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        env.reset(seed=0)
+        step = env.step
+        start = time.perf_counter_ns()
+        for _ in range(steps):
+            _, _, terminated, truncated, _ = step(action)
+            if terminated or truncated:
+                env.reset()
+        best = min(best, (time.perf_counter_ns() - start) / steps)
+    return best
+
+
+def stub_configs():
+    cap = 10**9
+    return {
+        "bare": StubEnv(),
+        "gymnasium.TimeLimit": TimeLimit(StubEnv(), max_episode_steps=cap),
+        "TurnBudget(reveal=none)": TurnBudget(StubEnv(), cap),
+        "TurnBudget(reveal=remaining)": TurnBudget(StubEnv(), cap, reveal="remaining"),
+        "BudgetMix": BudgetMix(StubEnv(), fractions=(0.5, 1.0)),
+        "all three": TurnBudget(BudgetMix(ErrorInjection(StubEnv()), fractions=(0.5, 1.0)), cap),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200_000)
+    args = parser.parse_args()
+
+    stub = {name: per_step_ns(env, args.steps, "a") for name, env in stub_configs().items()}
+    bare = stub["bare"]
+    result = {
+        "benchmark": "wrapper overhead per step",
+        "python": platform.python_version(),
+        "stub_env": {name: {"ns_per_step": round(ns, 1), "overhead_us": round((ns - bare) / 1000, 3)}
+                     for name, ns in stub.items()},
+        "target": "all three wrappers add < 5 us a step",
+        "real_envs": {},
+    }
+    for entry in budgetgym.REGISTRY:
+        if entry.adapter:
+            continue
+        plain = gym.make(entry.id).unwrapped
+        wrapped = TurnBudget(BudgetMix(ErrorInjection(gym.make(entry.id).unwrapped, p=0.0), fractions=(1.0,)),
+                             10**6, reveal="remaining")
+        steps = max(1000, args.steps // 20)
+        a, b = per_step_ns(plain, steps, "hello"), per_step_ns(wrapped, steps, "hello")
+        result["real_envs"][entry.id] = {"bare_us": round(a / 1000, 2), "wrapped_us": round(b / 1000, 2),
+                                         "ratio": round(b / a, 3)}
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
