@@ -1,0 +1,129 @@
+"""Scripted baselines, so sweeps and probes run with no model at all.
+
+* ``OracleAgent`` follows the env's known-good solution (``oracle_action``);
+* ``RandomAgent`` picks uniformly among the admissible actions, or builds a random tool call from
+  the tools' JSON Schemas where the env does not list its actions;
+* ``NoisyOracleAgent`` is the oracle with a stated share ``p`` of turns replaced by a random action,
+  a cheap stand-in for an agent that makes mistakes and must recover from them.
+
+Every random choice comes from a generator seeded at ``reset``: an episode is a function of its seed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import gymnasium as gym
+import numpy as np
+
+# Strings a random tool call may use where a schema gives no enum: short, varied, mostly wrong.
+_RANDOM_STRINGS = ("", "a", "test", "1", "none", "/", "file.txt", "yes")
+
+
+class OracleAgent:
+    """The env's own known-good next action at every turn."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self._env: Any = None
+        self._fallback = RandomAgent()
+
+    def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
+        self._env = env.unwrapped
+        self._fallback.reset(env, observation, info, seed)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        action = self._env.oracle_action()
+        # The oracle has no answer from some states (e.g. after a mistake it cannot undo): the turn
+        # must still be spent on something, and a random action is the honest filler.
+        return action if action is not None else self._fallback.act(observation, info)
+
+
+class RandomAgent:
+    """A uniformly random admissible action, or a random schema-valid tool call."""
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self._env: Any = None
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
+        self._env = env.unwrapped
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        admissible = info.get("admissible_actions")
+        if admissible:
+            return admissible[int(self._rng.integers(len(admissible)))]
+        tools = list(self._env.tools.values())
+        if not tools:
+            raise RuntimeError(f"{type(self._env).__name__} lists neither admissible actions nor tools")
+        tool = tools[int(self._rng.integers(len(tools)))]
+        arguments = random_value(tool.parameters, self._rng)
+        return json.dumps({"name": tool.name, "arguments": arguments}, ensure_ascii=False)
+
+
+class NoisyOracleAgent:
+    """The oracle, except that each turn is a random action with probability ``p``."""
+
+    def __init__(self, p: float = 0.25) -> None:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"the mistake share p must be in [0, 1], got {p!r}")
+        self.p = float(p)
+        self.name = f"noisy-oracle(p={self.p:g})"
+        self._oracle = OracleAgent()
+        self._random = RandomAgent()
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
+        # Separate streams for "is this turn a mistake" and "which mistake", so p does not change
+        # which random action a mistake picks.
+        coin_seed, random_seed = np.random.SeedSequence(seed).generate_state(2)
+        self._rng = np.random.default_rng(coin_seed)
+        self._oracle.reset(env, observation, info, int(random_seed))
+        self._random.reset(env, observation, info, int(random_seed))
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self._rng.random() < self.p:
+            return self._random.act(observation, info)
+        return self._oracle.act(observation, info)
+
+
+def random_value(schema: Mapping[str, Any], rng: np.random.Generator, depth: int = 0) -> Any:
+    """A random JSON value that mostly satisfies a (simple) JSON Schema: enums, numbers within their
+    bounds, short strings, small arrays, objects with their required properties."""
+    if "enum" in schema:
+        options = list(schema["enum"])
+        return options[int(rng.integers(len(options)))]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = kind[int(rng.integers(len(kind)))]
+    if kind == "integer":
+        low = int(schema.get("minimum", 0))
+        high = int(schema.get("maximum", low + 10))
+        return int(rng.integers(low, high + 1))
+    if kind == "number":
+        low = float(schema.get("minimum", 0.0))
+        high = float(schema.get("maximum", low + 10.0))
+        return round(float(rng.uniform(low, high)), 2)
+    if kind == "boolean":
+        return bool(rng.integers(2))
+    if kind == "null":
+        return None
+    if kind == "array":
+        if depth > 3:
+            return []
+        items = schema.get("items", {"type": "string"})
+        size = int(rng.integers(int(schema.get("minItems", 0)), max(int(schema.get("minItems", 0)), 2) + 1))
+        return [random_value(items, rng, depth + 1) for _ in range(size)]
+    if kind == "object":
+        if depth > 3:
+            return {}
+        properties = schema.get("properties", {})
+        return {name: random_value(properties.get(name, {}), rng, depth + 1) for name in schema.get("required", ())}
+    return _RANDOM_STRINGS[int(rng.integers(len(_RANDOM_STRINGS)))]
