@@ -158,3 +158,39 @@ def test_call_like_text_never_escapes_as_another_exception(text):
         parse_action(text, TOOLS)
     except ActionError:
         pass
+
+
+SCHEMAS = [
+    MV.parameters, LS.parameters, TAG.parameters,
+    {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "exclusiveMaximum": 5},
+                                      "s": {"type": "string", "pattern": "^a", "maxLength": 3},
+                                      "e": {"enum": ["x", 1, None]}, "f": {"type": "number", "multipleOf": 0.5},
+                                      "o": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "boolean"}}]}},
+     "required": ["n"]},
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(schema=st.sampled_from(SCHEMAS),
+       arguments=st.dictionaries(st.sampled_from(["source", "destination", "overwrite", "path", "items", "meta",
+                                                  "n", "s", "e", "f", "o", "extra"]), json_values, max_size=5))
+def test_fast_validation_agrees_with_jsonschema(schema, arguments):
+    """The compiled fast path never accepts what jsonschema (the authority) rejects, nor the reverse."""
+    import jsonschema
+
+    tool = Tool("t", "t", schema)
+    assert tool._fast_validate is not None
+    expected = jsonschema.Draft202012Validator(schema).is_valid(arguments)
+    assert (tool.validation_error(arguments) is None) == expected
+
+
+def test_fast_validation_does_not_fill_defaults():
+    tool = Tool("d", "d", {"type": "object", "properties": {"x": {"type": "integer", "default": 3}}})
+    arguments = {}
+    assert tool.validation_error(arguments) is None and arguments == {}
+
+
+def test_schemas_beyond_the_shared_keywords_use_jsonschema_only():
+    tool = Tool("p", "p", {"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "string"}]}}})
+    assert tool._fast_validate is None
+    assert tool.validation_error({"pair": [1]}) is not None and tool.validation_error({"pair": ["a"]}) is None

@@ -114,20 +114,27 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     if fence:
         stripped = fence.group(1).strip()
 
-    if "<tool_call>" in stripped:
-        calls = _parse_tool_call_blocks(stripped, tools)
-    elif stripped[0] in "{[" and not _CALL_START.match(stripped):
-        calls = _calls_from_json(_load_json(stripped))
-    else:
+    # JSON and call syntax are tried before <tool_call> blocks: an argument may contain that tag.
+    calls: list[ToolCall] | None = None
+    has_blocks = "<tool_call>" in stripped
+    if stripped[0] in "{[" and not _CALL_START.match(stripped):
+        try:
+            calls = _calls_from_json(_load_json(stripped))
+        except _Problem:
+            if not has_blocks:
+                raise
+    if calls is None and not (has_blocks and stripped.startswith("<")):
         calls = _parse_call_syntax(stripped, tools)
-        if calls is None:
-            call = bare(stripped) if bare is not None else None
-            if call is not None:
-                calls = [call]
-            elif allow_message:
-                return Action(calls=(), message=stripped)
-            else:
-                raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
+    if calls is None and has_blocks:
+        calls = _parse_tool_call_blocks(stripped, tools)
+    if calls is None:
+        call = bare(stripped) if bare is not None else None
+        if call is not None:
+            calls = [call]
+        elif allow_message:
+            return Action(calls=(), message=stripped)
+        else:
+            raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
 
     if not calls:
         raise _Problem("No tool call found.")

