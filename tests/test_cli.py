@@ -1,0 +1,66 @@
+"""The budgetgym command, run as a person would: a real subprocess, real stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import budgetgym
+from budgetgym.cli import main
+
+TESTS = Path(__file__).parent
+# A sitecustomize-free way to let the subprocess see the toy env: register it, then run the CLI.
+RUN_WITH_TOY = (
+    "import sys; sys.path.insert(0, {tests!r}); import gymnasium as gym, budgetgym; "
+    "gym.register('budgetgym-test/Counter-v0', entry_point='toy_env:CounterEnv'); "
+    "from budgetgym.cli import main; sys.exit(main(sys.argv[1:]))"
+).format(tests=str(TESTS))
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", RUN_WITH_TOY, *args], input=stdin, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def test_list_json_names_every_registered_id(capsys):
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows] == [e.id for e in budgetgym.REGISTRY]
+    for row in rows:
+        assert "unavailable" in row or (row["tasks"] > 0 and row["full_budget"]["min"] >= 1)
+
+
+def test_play_shows_the_budget_and_ends_when_solved():
+    result = run_cli("play", "budgetgym-test/Counter-v0", "--task", "toy-00", "--budget", "3",
+                     stdin="say(text='hello')\n:hint\nadd(n=2)\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Task toy-00: 3 turns (full budget 4)" in out
+    assert "[Turns remaining: 3 of 3]" in out and "[turn 2/3] >" in out
+    assert "oracle: add(2)" in out
+    assert "[solved: reward 1.0, 2 turns, progress 1.00]" in out
+
+
+def test_play_runs_out_of_turns_and_reports_bad_input():
+    result = run_cli("play", "budgetgym-test/Counter-v0", "--task", "toy-04", "--budget", "0.25", "--reveal", "none",
+                     stdin="{oops\nsay(text=1)\n")
+    assert result.returncode == 0, result.stderr
+    assert "Invalid action: Malformed JSON" in result.stdout and "1 is not of type 'string'" in result.stdout
+    assert "[out of turns: reward 0.0, 2 turns, progress 0.00]" in result.stdout
+    assert "Turns remaining" not in result.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["play", "budgetgym-test/Counter-v0", "--task", "nope"], "unknown task id 'nope'"),
+    (["play", "budgetgym-test/Counter-v0", "--budget", "2.5"], "(0, 1]"),
+    (["play", "budgetgym/NoSuch-v0"], "budgetgym: error:"),
+])
+def test_bad_arguments_get_a_clear_message(args, message):
+    result = run_cli(*args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
