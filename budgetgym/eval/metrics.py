@@ -66,6 +66,22 @@ def records_for_budget(records: Iterable[Mapping[str, Any]], budget: int | float
     return [r for r in records if r["budget"] is None or r["budget"] == budget]
 
 
+def task_counts(records: Iterable[Mapping[str, Any]], budget: int | float) -> dict[str, tuple[int, int]]:
+    """Per task, (attempts n, attempts solved within T c) among the records that speak for T."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for record in records_for_budget(records, budget):
+        entry = counts[record["task"]]
+        entry[0] += 1
+        entry[1] += solved_within(record, budget)
+    return {task: (n, c) for task, (n, c) in counts.items()}
+
+
+def mean_turns_to_success(records: Iterable[Mapping[str, Any]], budget: int | float) -> float | None:
+    """Mean turns of the attempts solved within T (None when none was)."""
+    turns = [r["turns"] for r in records_for_budget(records, budget) if solved_within(r, budget)]
+    return float(np.mean(turns)) if turns else None
+
+
 def pass_grid(
     records: Sequence[Mapping[str, Any]],
     budgets: Sequence[int | float],
@@ -78,22 +94,40 @@ def pass_grid(
     """Pass@(K,T) for one group of records (one env, agent and reveal mode), for every K and T."""
     cells = []
     for budget in budgets:
-        by_task: dict[str, list[bool]] = defaultdict(list)
-        turns_to_success: list[int] = []
-        for record in records_for_budget(records, budget):
-            ok = solved_within(record, budget)
-            by_task[record["task"]].append(ok)
-            if ok:
-                turns_to_success.append(record["turns"])
-        if not by_task:
+        counts = task_counts(records, budget)
+        if not counts:
             raise ValueError(f"no episodes for budget {budget!r}")
-        counts = [(len(v), sum(v)) for v in by_task.values()]
-        mean_turns = float(np.mean(turns_to_success)) if turns_to_success else None
+        mean_turns = mean_turns_to_success(records, budget)
         for k in ks:
-            per_task = np.array([pass_at_k(n, c, k) for n, c in counts])
+            per_task = np.array([pass_at_k(n, c, k) for n, c in counts.values()])
             low, high = bootstrap_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
             cells.append(Cell(budget, k, float(per_task.mean()), low, high, len(counts),
-                              min(n for n, _ in counts), mean_turns))
+                              min(n for n, _ in counts.values()), mean_turns))
+    return cells
+
+
+def difference_grid(
+    records_a: Sequence[Mapping[str, Any]],
+    records_b: Sequence[Mapping[str, Any]],
+    budgets: Sequence[int | float],
+    ks: Sequence[int],
+    *,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[Cell]:
+    """Pass@(K,T) of B minus A on the tasks both ran, with a paired bootstrap CI over those tasks."""
+    cells = []
+    for budget in budgets:
+        counts_a, counts_b = task_counts(records_a, budget), task_counts(records_b, budget)
+        common = sorted(set(counts_a) & set(counts_b))
+        if not common:
+            raise ValueError(f"the two runs share no task at budget {budget!r}")
+        for k in ks:
+            per_task = np.array([pass_at_k(*counts_b[t], k) - pass_at_k(*counts_a[t], k) for t in common])
+            low, high = bootstrap_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
+            attempts = min(min(counts_a[t][0], counts_b[t][0]) for t in common)
+            cells.append(Cell(budget, k, float(per_task.mean()), low, high, len(common), attempts, None))
     return cells
 
 

@@ -1,0 +1,110 @@
+"""The action-quality probe: at the same states, whose next action leaves the better position?
+
+For each state (a snapshot), agent A and agent B each choose one action (with the same seed); the
+quality of an action is the success rate of ``rollouts`` Monte Carlo continuations by a reference
+agent from the state after it, with the same rollout seeds after A's and B's action (common random
+numbers), so the comparison is paired. An action that ends the episode has quality 1 or 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from budgetgym.eval.agents.base import Agent
+from budgetgym.eval.episodes import continue_episode
+from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
+from budgetgym.eval.metrics import bootstrap_ci
+from budgetgym.eval.progress import progress_bar
+from budgetgym.eval.sweep import derive_seed, select_tasks
+
+
+def oracle_path_states(env: gym.Env[str, str], tasks: Any = None, seed: int = 0) -> list[dict[str, Any]]:
+    """States along the oracle's solution of each task, one per turn before the last: the states an
+    agent that has done everything right so far is in. Each is ``{"id", "task_id", "snapshot"}``."""
+    base = env.unwrapped
+    states = []
+    for task_id in select_tasks(env, tasks):
+        base.reset(seed=derive_seed(seed, task_id), options={"task_id": task_id})
+        while True:
+            action = base.oracle_action()
+            if action is None:
+                break
+            states.append({"id": f"{task_id}@{base.turn}", "task_id": task_id, "snapshot": base.snapshot()})
+            _, _, terminated, truncated, _ = base.step(action)
+            if terminated or truncated:
+                break
+    return states
+
+
+def run_action_quality_job(worker: Worker, job: Job) -> Record:
+    env = worker.env
+    agent = worker.agents[job["agent"]]
+    reference = worker.agents["reference"]
+    observation, info = env.reset(seed=job["seed"], options={"snapshot": job["snapshot"]})
+    agent.reset(env, observation, info, job["seed"])
+    action = agent.act(observation, info)
+    _, _, terminated, truncated, info = env.step(action)
+    if terminated or truncated:
+        successes, rollouts = int(bool(info["success"])), 1
+    else:
+        after = env.unwrapped.snapshot()
+        rollouts = job["rollouts"]
+        successes = 0
+        for index in range(rollouts):
+            rollout_seed = derive_seed(job["seed"], "rollout", index)
+            observation, info = env.reset(seed=rollout_seed, options={"snapshot": after})
+            successes += continue_episode(env, reference, observation, info, seed=rollout_seed).success
+    return {"state": job["state"], "agent": job["agent"], "action": action, "successes": successes,
+            "rollouts": rollouts, "quality": successes / rollouts}
+
+
+def run_action_quality_probe(
+    env_id: str,
+    agent_a: Agent,
+    agent_b: Agent,
+    reference: Agent,
+    *,
+    states: Sequence[Mapping[str, Any]] | None = None,
+    tasks: Any = None,
+    rollouts: int = 8,
+    seed: int = 0,
+    executor: Any = "serial",
+    env_kwargs: dict[str, Any] | None = None,
+    progress: bool = False,
+    bootstrap: int = 1000,
+) -> dict[str, Any]:
+    """Compare A's and B's next actions at matched states (default: the oracle's path on ``tasks``)."""
+    if rollouts < 1:
+        raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+    if states is None:
+        env = gym.make(env_id, **(env_kwargs or {}))
+        try:
+            states = oracle_path_states(env, tasks, seed)
+        finally:
+            env.close()
+    if not states:
+        raise ValueError("no states to probe")
+    jobs = [{"state": s["id"], "agent": which, "snapshot": s["snapshot"], "rollouts": rollouts,
+             "seed": derive_seed(seed, env_id, s["id"])} for s in states for which in ("a", "b")]
+    setup = WorkerSetup.create(env_id, {"a": agent_a, "b": agent_b, "reference": reference}, env_kwargs)
+    results: dict[tuple[str, str], Record] = {}
+    with progress_bar(len(jobs), f"action quality {env_id}", enabled=progress, unit="state") as advance:
+        for record in run_jobs(executor, run_action_quality_job, setup, jobs):
+            results[(record["state"], record["agent"])] = record
+            advance(1)
+    rows = [{"state": s["id"], "a": results[(s["id"], "a")], "b": results[(s["id"], "b")]} for s in states]
+    quality_a = np.array([row["a"]["quality"] for row in rows])
+    quality_b = np.array([row["b"]["quality"] for row in rows])
+    low, high = bootstrap_ci(quality_b - quality_a, bootstrap=bootstrap, seed=seed)
+    return {
+        "env": env_id, "a": agent_a.name, "b": agent_b.name, "reference": reference.name, "rollouts": rollouts,
+        "states": len(rows),
+        "a_better": float(np.mean(quality_a > quality_b)), "b_better": float(np.mean(quality_b > quality_a)),
+        "ties": float(np.mean(quality_a == quality_b)),
+        "mean_quality_a": float(quality_a.mean()), "mean_quality_b": float(quality_b.mean()),
+        "mean_difference": float((quality_b - quality_a).mean()), "difference_ci": [low, high],
+        "per_state": rows,
+    }

@@ -1,0 +1,210 @@
+"""Reports from episode records: a JSON summary, a CSV of every Pass@(K,T) cell, PNG plots, and
+terminal tables; and the comparison of two runs (two agents, or announced against unannounced caps).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from budgetgym.eval._extras import require
+from budgetgym.eval.metrics import difference_grid, pass_grid
+from budgetgym.eval.plots import budget_label, plot_difference_heatmaps, plot_pass_curves, plot_pass_heatmaps
+from budgetgym.eval.sweep import DEFAULT_BUDGETS
+
+Record = Mapping[str, Any]
+
+SHORTCUT_NOTE = (
+    "reveal=none ran each attempt once at the task's full budget: the agent is never told its cap, so an "
+    "episode capped at T is the same episode up to turn T, and 'solved within T' is read from the turn it "
+    "succeeded at (the single-run shortcut)."
+)
+CSV_FIELDS = ("env", "agent", "reveal", "budget", "k", "pass", "ci_low", "ci_high", "tasks", "attempts",
+              "mean_turns_to_success")
+
+
+def group_records(records: Sequence[Record]) -> dict[tuple[str, str, str], list[Record]]:
+    """Records by (env, agent, reveal), in first-seen order."""
+    groups: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for record in records:
+        groups[(record["env"], record["agent"], record["reveal"])].append(record)
+    return dict(groups)
+
+
+def infer_grid(records: Sequence[Record]) -> tuple[list[int | float], list[int]]:
+    """The (T, K) grid a file supports: the budgets run with a cap (the default grid when every run
+    was a full-budget one), and the powers of two up to the fewest attempts any task had."""
+    budgets = sorted({r["budget"] for r in records if r["budget"] is not None}, key=float)
+    attempts: dict[tuple[Any, ...], int] = defaultdict(int)
+    for record in records:
+        attempts[(record["env"], record["agent"], record["reveal"], record["budget"], record["task"])] += 1
+    fewest = min(attempts.values())
+    ks = [2 ** i for i in range(fewest.bit_length()) if 2 ** i <= fewest]
+    return (budgets or list(DEFAULT_BUDGETS)), ks
+
+
+def summarize(records: Sequence[Record], budgets: Sequence[int | float] | None = None,
+              ks: Sequence[int] | None = None, *, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """The JSON-able summary: Pass@(K,T) cells per (env, agent, reveal), and reveal modes side by side."""
+    if not records:
+        raise ValueError("no episode records to report on")
+    inferred_budgets, inferred_ks = infer_grid(records)
+    budgets = list(budgets) if budgets is not None else inferred_budgets
+    ks = sorted(ks) if ks is not None else inferred_ks
+    groups = []
+    by_group = group_records(records)
+    for (env, agent, reveal), group in by_group.items():
+        cells = pass_grid(group, budgets, ks, bootstrap=bootstrap, seed=seed)
+        groups.append({"env": env, "agent": agent, "reveal": reveal, "episodes": len(group),
+                       "shortcut": any(r["budget"] is None for r in group), "cells": [c.as_dict() for c in cells]})
+    summary: dict[str, Any] = {"budgets": budgets, "ks": ks, "groups": groups, "episodes": len(records)}
+    shortcut = [g for g in groups if g["shortcut"]]
+    if shortcut:
+        saved = sum(g["episodes"] for g in shortcut) * (len(budgets) - 1)
+        summary["shortcut"] = {"note": SHORTCUT_NOTE, "episodes_saved": saved}
+    summary["reveal_comparison"] = _reveal_comparison(by_group, budgets, ks, bootstrap=bootstrap, seed=seed)
+    return summary
+
+
+def _reveal_comparison(by_group: Mapping[tuple[str, str, str], list[Record]], budgets: Sequence[Any],
+                       ks: Sequence[int], *, bootstrap: int, seed: int) -> dict[str, Any] | None:
+    """Announced caps minus the unannounced one, per env and agent: what telling the agent T changes."""
+    groups = []
+    for (env, agent, reveal), records in by_group.items():
+        unannounced = by_group.get((env, agent, "none"))
+        if reveal == "none" or unannounced is None:
+            continue
+        cells = difference_grid(unannounced, records, budgets, ks, bootstrap=bootstrap, seed=seed)
+        groups.append({"env": env, "agent": agent, "reveal": f"{reveal} - none",
+                       "cells": [c.as_dict() for c in cells]})
+    if not groups:
+        return None
+    return {"a": "unannounced cap", "b": "announced cap", "budgets": list(budgets), "ks": list(ks),
+            "groups": groups}
+
+
+def compare(records_a: Sequence[Record], records_b: Sequence[Record], *, label_a: str | None = None,
+            label_b: str | None = None, budgets: Sequence[int | float] | None = None,
+            ks: Sequence[int] | None = None, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Pass@(K,T) of B minus A for every (env, reveal) both runs have, paired over common tasks."""
+    groups_a, groups_b = _by_env_reveal(records_a, "A"), _by_env_reveal(records_b, "B")
+    common = [key for key in groups_a if key in groups_b]
+    if not common:
+        raise ValueError("the two runs share no (env, reveal) pair to compare")
+    grid_budgets, grid_ks = infer_grid([r for key in common for r in (*groups_a[key], *groups_b[key])])
+    budgets = list(budgets) if budgets is not None else grid_budgets
+    ks = sorted(ks) if ks is not None else grid_ks
+    groups = []
+    for env, reveal in common:
+        cells = difference_grid(groups_a[(env, reveal)], groups_b[(env, reveal)], budgets, ks,
+                                bootstrap=bootstrap, seed=seed)
+        groups.append({"env": env, "reveal": reveal, "cells": [c.as_dict() for c in cells]})
+    return {"a": label_a or records_a[0]["agent"], "b": label_b or records_b[0]["agent"], "budgets": budgets,
+            "ks": ks, "groups": groups}
+
+
+def _by_env_reveal(records: Sequence[Record], which: str) -> dict[tuple[str, str], list[Record]]:
+    groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    agents: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for record in records:
+        groups[(record["env"], record["reveal"])].append(record)
+        agents[(record["env"], record["reveal"])].add(record["agent"])
+    for key, names in agents.items():
+        if len(names) > 1:
+            raise ValueError(f"run {which} holds several agents for {key}: {sorted(names)}; compare one agent per file")
+    return dict(groups)
+
+
+# ------------------------------------------------------------------ files
+
+
+def write_csv(summary: Mapping[str, Any], path: str | Path) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for group in summary["groups"]:
+            for cell in group["cells"]:
+                writer.writerow({"env": group["env"], "agent": group.get("agent", ""), "reveal": group["reveal"],
+                                 **{k: cell[k] for k in CSV_FIELDS[3:]}})
+    return Path(path)
+
+
+def write_report(summary: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """summary.json, pass_at_k.csv, pass_heatmap.png, pass_curves.png (and reveal_difference.png
+    when several reveal modes ran) in ``out_dir``."""
+    import json
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"json": out / "summary.json", "csv": out / "pass_at_k.csv"}
+    files["json"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_csv(summary, files["csv"])
+    files["heatmap"] = plot_pass_heatmaps(summary, out / "pass_heatmap.png")
+    files["curves"] = plot_pass_curves(summary, out / "pass_curves.png")
+    if summary.get("reveal_comparison"):
+        files["reveal_difference"] = plot_difference_heatmaps(summary["reveal_comparison"], out / "reveal_difference.png")
+    return files
+
+
+def write_comparison(comparison: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """comparison.json, comparison.csv and difference_heatmap.png in ``out_dir``."""
+    import json
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"json": out / "comparison.json", "csv": out / "comparison.csv"}
+    files["json"].write_text(json.dumps(comparison, indent=2) + "\n", encoding="utf-8")
+    write_csv(comparison, files["csv"])
+    files["heatmap"] = plot_difference_heatmaps(comparison, out / "difference_heatmap.png")
+    return files
+
+
+# ------------------------------------------------------------------ terminal
+
+
+def print_summary(summary: Mapping[str, Any], console: Any = None) -> None:
+    """Rich tables: Pass@K per T with CIs for each group, then the reveal modes side by side."""
+    console = console or _console()
+    table_module = require("rich.table", "terminal tables")
+    for group in summary["groups"]:
+        table = table_module.Table(title=f"{group['env']} | {group['agent']} | reveal={group['reveal']}"
+                                   f" | {group['episodes']} episodes", title_justify="left")
+        table.add_column("T", justify="right")
+        for k in summary["ks"]:
+            table.add_column(f"Pass@{k}", justify="right")
+        table.add_column("turns to success", justify="right")
+        for budget in summary["budgets"]:
+            cells = {c["k"]: c for c in group["cells"] if c["budget"] == budget}
+            turns = next(iter(cells.values()))["mean_turns_to_success"]
+            table.add_row(budget_label(budget),
+                          *(f"{cells[k]['pass']:.2f} [{cells[k]['ci_low']:.2f}, {cells[k]['ci_high']:.2f}]"
+                            for k in summary["ks"]),
+                          "-" if turns is None else f"{turns:.1f}")
+        console.print(table)
+    if summary.get("reveal_comparison"):
+        print_comparison(summary["reveal_comparison"], console)
+    if summary.get("shortcut"):
+        console.print(f"[dim]Note: {summary['shortcut']['note']} Episodes saved: "
+                      f"{summary['shortcut']['episodes_saved']}.[/dim]")
+
+
+def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None:
+    console = console or _console()
+    table_module = require("rich.table", "terminal tables")
+    for group in comparison["groups"]:
+        table = table_module.Table(title=f"{group['env']} | reveal={group['reveal']} | "
+                                   f"{comparison['b']} minus {comparison['a']}", title_justify="left")
+        table.add_column("T", justify="right")
+        for k in comparison["ks"]:
+            table.add_column(f"Δ Pass@{k}", justify="right")
+        for budget in comparison["budgets"]:
+            cells = {c["k"]: c for c in group["cells"] if c["budget"] == budget}
+            table.add_row(budget_label(budget), *(f"{cells[k]['pass']:+.2f} [{cells[k]['ci_low']:+.2f}, "
+                                                  f"{cells[k]['ci_high']:+.2f}]" for k in comparison["ks"]))
+        console.print(table)
+
+
+def _console() -> Any:
+    return require("rich.console", "terminal tables").Console()
