@@ -1,0 +1,94 @@
+"""What a function-calling domain is made of, and the few helpers every domain shares.
+
+A domain is a small in-memory service (a file system, a mailbox, a calendar, a bank) whose whole
+state is one JSON-serialisable dict. Its tools are plain functions ``tool(backend, **arguments)``
+that read or change that dict and return a JSON-able result, or raise :class:`ToolError` with the
+message a real service would give. Nothing else holds state, so a snapshot of the dict is a
+complete, fast snapshot of the domain.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from dataclasses import dataclass
+from typing import Any, Callable, Collection, Mapping
+
+from budgetgym.core import Tool, ToolCall
+
+class ToolError(Exception):
+    """A tool refused the call (file not found, insufficient funds, ...): a normal observation."""
+
+
+def object_schema(properties: Mapping[str, Any], required: Collection[str] = ()) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments: named properties, no others."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def call_key(name: str, arguments: Mapping[str, Any]) -> str:
+    """A canonical text for one call, so two spellings of the same call compare equal."""
+    return json.dumps([name, arguments], sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Mistakes:
+    """How the failure-state generator makes realistic mistakes in this domain.
+
+    Each hook gets the backend state (read-only) and, where it has one, the call the oracle was about
+    to make; it returns the mistaken call, or None when it has none to offer here.
+    """
+
+    #: the same tool with one argument wrong (another account, path, recipient, time, amount).
+    wrong_argument: Callable[[ToolCall, Mapping[str, Any], Any], ToolCall | None]
+    #: a different, state changing tool where the oracle's one was meant (copy for move, ...).
+    wrong_tool: Callable[[ToolCall, Mapping[str, Any], Any], ToolCall | None]
+    #: a destructive call on something the user wanted kept (delete, cancel, sell).
+    destructive: Callable[[Mapping[str, Any], Any], ToolCall | None]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One service: its backend, tools, scoring projection, repair planner, generator and mistakes.
+
+    Attributes:
+        name: the task records' ``domain`` field.
+        intro: what the user's assistant is told at the start (the tools are listed separately).
+        backend: builds the service around a state dict (the dict is owned, not copied).
+        tools: every tool of the domain, in the order they are shown; a task may offer a subset.
+        project: the fields of a state that matter for scoring; two states are equivalent for the
+            user exactly when their projections are equal.
+        plan: the repair planner: from a state and a target projection, the next call that brings
+            the state closer to the target, or None when they already agree.
+        generate: draws one task draft from a ``random.Random`` (see ``generate.py``).
+        mistakes: hooks for the failure-state generator.
+    """
+
+    name: str
+    intro: str
+    backend: Callable[[dict[str, Any]], Any]
+    tools: Mapping[str, Tool]
+    project: Callable[[Mapping[str, Any]], dict[str, Any]]
+    plan: Callable[[Mapping[str, Any], Mapping[str, Any], Collection[str]], ToolCall | None]
+    generate: Callable[[Any], dict[str, Any]]
+    mistakes: Mistakes
+
+
+def tool_map(*tools: Tool) -> dict[str, Tool]:
+    """Name -> tool, refusing duplicate names."""
+    table: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in table:
+            raise ValueError(f"duplicate tool name {tool.name!r}")
+        table[tool.name] = tool
+    return table
+
+
+def copy_state(state: Any) -> Any:
+    """A deep copy of a JSON state. Pickle round-trips plain dicts and lists in C, several times
+    faster than ``copy.deepcopy`` or a JSON round trip; reset and restore both pay for one."""
+    return pickle.loads(pickle.dumps(state, pickle.HIGHEST_PROTOCOL))

@@ -1,0 +1,6 @@
+"""Every function-calling domain, by name (a task record's ``domain`` field)."""
+
+from budgetgym.envs.function_calling.domain import Domain
+from budgetgym.envs.function_calling.filesystem import DOMAIN as FILESYSTEM
+
+DOMAINS: dict[str, Domain] = {domain.name: domain for domain in (FILESYSTEM,)}

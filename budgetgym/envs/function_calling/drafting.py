@@ -1,0 +1,96 @@
+"""``Draft``: how a generator writes a task, by playing the reference conversation on a real backend.
+
+A generator opens a user turn (``user``), makes the reference solution's calls on the draft's own
+backend (``look`` for reads, ``do`` for changes; a tool error here is a bug in the generator and
+raises), and closes the turn with the answer (``reply``). The draft records, per turn, the request,
+the lookups, the expected state (the projection of the backend after the turn), the facts the answer
+must carry, and whether the request must be declined. ``generate.py`` turns drafts into task records.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from budgetgym.core import Tool
+from budgetgym.envs.function_calling.domain import ToolError, copy_state
+
+
+class Draft:
+    """A task being written: initial state, tool subset and turns.
+
+    Args:
+        domain: the domain's name.
+        tools: the domain's tools (name -> Tool).
+        project: the domain's scoring projection.
+        backend: the domain's backend class.
+        state: the initial state (copied).
+    """
+
+    def __init__(
+        self,
+        domain: str,
+        tools: Mapping[str, Tool],
+        project: Callable[[Mapping[str, Any]], dict[str, Any]],
+        backend: Callable[[dict[str, Any]], Any],
+        state: dict[str, Any],
+    ) -> None:
+        self.domain = domain
+        self.all_tools = tools
+        self.tools: list[str] = list(tools)
+        self.initial_state = copy_state(state)
+        self.backend = backend(copy_state(state))
+        self.project = project
+        self.turns: list[dict[str, Any]] = []
+        self._open: dict[str, Any] | None = None
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        return self.backend.state
+
+    def without_tools(self, *names: str) -> None:
+        """Offer this task's agent every tool but these (a request may then be impossible)."""
+        self.tools = [name for name in self.tools if name not in names]
+
+    def user(self, request: str) -> None:
+        if self._open is not None:
+            raise RuntimeError("the previous user turn has no reply yet")
+        self._open = {"request": request, "lookups": [], "changes": []}
+
+    def look(self, tool: str, /, **arguments: Any) -> Any:
+        """A read the reference solution makes; the oracle repeats it before acting."""
+        self._current()["lookups"].append({"name": tool, "arguments": arguments})
+        return self._run(tool, arguments)
+
+    def do(self, tool: str, /, **arguments: Any) -> Any:
+        """A change the reference solution makes (the oracle re-plans changes from the state)."""
+        self._current()["changes"].append({"name": tool, "arguments": arguments})
+        return self._run(tool, arguments)
+
+    def reply(self, answer: str, facts: Sequence[Any] = (), decline: bool = False) -> None:
+        turn = self._current()
+        self._open = None
+        self.turns.append({
+            "request": turn["request"],
+            "lookups": turn["lookups"],
+            "expected": copy_state(self.project(self.backend.state)),
+            "facts": list(facts),
+            "decline": decline,
+            "answer": answer,
+        })
+
+    def _current(self) -> dict[str, Any]:
+        if self._open is None:
+            raise RuntimeError("open a user turn with user() first")
+        return self._open
+
+    def _run(self, name: str, arguments: dict[str, Any]) -> Any:
+        if name not in self.tools:
+            raise RuntimeError(f"the reference solution uses {name!r}, which this task does not offer")
+        tool = self.all_tools[name]
+        problem = tool.validation_error(arguments)
+        if problem is not None:
+            raise RuntimeError(f"generator call {name}({arguments}) breaks the schema: {problem}")
+        try:
+            return tool.function(self.backend, **arguments)
+        except ToolError as err:
+            raise RuntimeError(f"generator call {name}({arguments}) failed: {err}") from None

@@ -1,0 +1,184 @@
+"""FunctionCalling-v0: serve a user's requests through the tools of a stateful service.
+
+Description:
+    The agent is the assistant of a user who makes a short sequence of requests (a multi-turn
+    conversation) about one of four small, deterministic, in-memory services: a file system, a
+    messaging app (contacts, inbox, sent, trash), a calendar (events, attendees, conflicts) and a
+    bank with a brokerage account (balances, transfers, payees, bill payments, stock orders). Each
+    service has real behaviour and real error messages; tool results are JSON text. Some requests
+    need several calls, some need a fact from an earlier result (find a file, then move it), some
+    are ambiguous (ask which one) and some cannot be done with the tools at hand (say so).
+
+Action Space:
+    Text (``UnicodeText``). One turn is either tool calls, in any form of the shared parser (a JSON
+    object ``{"name": ..., "arguments": {...}}`` or a list of them, ``<tool_call>`` blocks, or call
+    syntax ``move(source="/a", destination="/b")``, several calls run in order), or plain text: a
+    message to the user, which answers the current request. Every call is checked against its
+    tool's JSON Schema before any runs; a malformed turn (unknown tool, missing or mistyped
+    arguments, bad JSON) changes nothing and costs the turn. A tool error (file not found,
+    insufficient funds) is a valid action whose result is ``{"error": ...}``.
+
+Observation Space:
+    Text. At reset: the service's introduction and the user's first request (``User: ...``). After
+    tool calls: one JSON result per call, one per line. After a message: the user's next request,
+    or, when the answer is not accepted, the user's objection with the request restated.
+
+Rewards:
+    ``reward_mode="sparse"``: 1.0 on the step that completes the last user turn, else 0.0.
+    ``reward_mode="progress"``: the change in ``info["progress"]``, the share of user turns completed.
+    A user turn is completed by a message sent when (1) the service state equals the task's
+    expected state for that turn on the fields that matter (files and folders; contacts, inbox,
+    sent and trash; events; balances, holdings, payees and pending payments; never ids, the
+    current directory, read flags or the transaction log), (2) the message carries every fact the
+    request asked for, and (3) for a request that cannot be done, the message says so.
+
+    A message that fails the check does not end the episode: like a real user, the user objects
+    ("That isn't right yet ...") and restates the request; the turn stays open and the agent may
+    repair the state and answer again. Mistakes therefore cost turns, and only the turn budget
+    bounds them; success requires every user turn completed.
+
+Termination:
+    ``terminated`` when the last user turn is completed (success). ``truncated`` when the task's
+    full budget (``max_turns`` = max(6, 2 x the oracle's turns)) or a ``TurnBudget`` cap runs out.
+    No state is a dead end: every change can be undone with the tools (a trash, pending payments
+    that can be cancelled, stock sold back at the same price).
+
+Registered Configurations:
+    ``budgetgym/FunctionCalling-v0``: every task of both splits (``split="train"`` or ``"test"`` to
+    choose one; ``tasks=`` a ``TaskSet`` from ``generate.py`` for thousands more).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from budgetgym.core import Action, SnapshotError, Task, TextEnv, Tool
+from budgetgym.envs.function_calling.domain import Domain, ToolError, call_key, copy_state
+from budgetgym.envs.function_calling.domains import DOMAINS
+from budgetgym.envs.function_calling.scoring import turn_problem
+
+FINAL_REPLY = "User: Thanks, that's everything I needed."
+
+
+class FunctionCallingEnv(TextEnv):
+    """Multi-turn function calling over stateful services; see the module docstring."""
+
+    family = "function_calling"
+    accepts_messages = True
+    instructions = (
+        "You are an assistant serving a user through tools that act on a service (files, messages, "
+        "a calendar or a bank). Call tools to do what the user asks; tool results come back as "
+        "JSON, and a result with an \"error\" key means the call failed and changed nothing. When a "
+        "request is done, or when you need to ask or answer something, write a plain-text message "
+        "to the user (no tool call): that ends your part of the turn and brings the user's next "
+        "request. Include in your message any fact the user asked for. If a request cannot be done "
+        "with the tools you have, do nothing and tell the user that you cannot do it. If a request "
+        "is ambiguous, ask which one is meant. Change nothing the user did not ask for."
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._domain: Domain | None = None
+        self._backend: Any = None
+        self._user_turn = 0
+        self._turn_calls: set[str] = set()
+        self._tool_sets: dict[str, dict[str, Tool]] = {}
+
+    # ------------------------------------------------------------------ TextEnv hooks
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        # Tasks are fully specified by their record; the seed changes nothing in this family.
+        self._use_task(task)
+        self._backend = self._domain.backend(copy_state(task["initial_state"]))  # type: ignore[union-attr]
+        self._user_turn = 0
+        self._turn_calls = set()
+        return f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
+
+    def _execute(self, action: Action) -> str:
+        if action.is_message:
+            return self._answer(action.message)
+        results = []
+        for call in action.calls:
+            try:
+                result = self.tools[call.name].function(self._backend, **call.arguments)
+            except ToolError as err:
+                result = {"error": str(err)}
+            self._turn_calls.add(call_key(call.name, call.arguments))
+            results.append(json.dumps(result, ensure_ascii=False))
+        return "\n".join(results)
+
+    def oracle_action(self) -> str | None:
+        """Lookups the reference solution makes, then repairs toward the expected state, then the answer.
+
+        The repair planner works from the difference between the current state and the turn's
+        expected state, so it recovers from any mistake the tools can undo, not only from states on
+        the reference path."""
+        task = self.task
+        if task is None or self._solved or self._failed or self._turn >= task.max_turns:
+            return None
+        turn = task["turns"][self._user_turn]
+        for lookup in turn["lookups"]:
+            if lookup["name"] in self.tools and call_key(lookup["name"], lookup["arguments"]) not in self._turn_calls:
+                return json.dumps(lookup, ensure_ascii=False)
+        repair = self._domain.plan(self._backend.state, turn["expected"], self.tools)  # type: ignore[union-attr]
+        if repair is not None:
+            return repair.to_json()
+        return turn["answer"]
+
+    def _get_state(self) -> Any:
+        return {
+            "backend": copy_state(self._backend.state),
+            "user_turn": self._user_turn,
+            "turn_calls": sorted(self._turn_calls),
+        }
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        if (
+            not isinstance(state, Mapping)
+            or not isinstance(state.get("backend"), dict)
+            or not isinstance(state.get("user_turn"), int)
+            or not 0 <= state["user_turn"] <= len(task["turns"])
+            or not isinstance(state.get("turn_calls"), list)
+        ):
+            raise SnapshotError("corrupt function-calling state: expected backend, user_turn and turn_calls")
+        self._use_task(task)
+        self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
+        self._user_turn = state["user_turn"]
+        self._turn_calls = set(state["turn_calls"])
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def backend_state(self) -> Mapping[str, Any]:
+        """The service's current state (read it, do not change it)."""
+        return self._backend.state
+
+    @property
+    def user_turn(self) -> int:
+        """The index of the user request being served (the number completed so far)."""
+        return self._user_turn
+
+    def _use_task(self, task: Task) -> None:
+        domain = DOMAINS.get(task["domain"])
+        if domain is None:
+            raise ValueError(f"task {task.id!r}: unknown domain {task['domain']!r}; known: {', '.join(DOMAINS)}")
+        self._domain = domain
+        tools = self._tool_sets.get(task.id)
+        if tools is None:
+            tools = self._tool_sets[task.id] = {name: domain.tools[name] for name in task["tools"]}
+        self.tools = tools
+
+    def _answer(self, message: str) -> str:
+        turns = self.task["turns"]  # type: ignore[index]
+        turn = turns[self._user_turn]
+        problem = turn_problem(self._domain, self._backend.state, turn, message)  # type: ignore[arg-type]
+        if problem is not None:
+            return f"User: {problem} My request was: {turn['request']}"
+        self._user_turn += 1
+        self._turn_calls = set()
+        self._progress = self._user_turn / len(turns)
+        if self._user_turn == len(turns):
+            self._solved = True
+            return FINAL_REPLY
+        return f"User: {turns[self._user_turn]['request']}"

@@ -1,0 +1,65 @@
+"""Scoring one user turn: the state must match the expected one on the fields that matter, and the
+agent's message must carry the facts the user asked for (and, where the request cannot be done, say
+so). Exact and cheap: one projection, one dict comparison, a few regular expressions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from budgetgym.envs.function_calling.domain import Domain
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_NUMERIC_FACT = re.compile(r"-?\d+(?:\.\d+)?")
+# Ways of saying "I can't do that" (or "it would fail"), so an impossible request is declined, not faked.
+_DECLINE = re.compile(
+    r"\b(?:can ?not|can'?t|couldn'?t|unable|not able|not possible|impossible|no (?:tool|way|option)"
+    r"|don'?t have|do not have|isn'?t (?:possible|supported)|not supported|insufficient|not enough"
+    r"|conflicts?|sorry)\b",
+    re.IGNORECASE,
+)
+
+
+def numbers_in(text: str) -> set[float]:
+    """Every number written in ``text`` ("$1,250.00" -> 1250.0)."""
+    found = set()
+    for token in _NUMBER.findall(text):
+        try:
+            found.add(float(token.replace(",", "")))
+        except ValueError:
+            continue
+    return found
+
+
+def has_fact(message: str, fact: str | list[str]) -> bool:
+    """Whether ``message`` states ``fact`` (any of its alternatives when it is a list).
+
+    A numeric fact matches any number of equal value ("1250" matches "$1,250.00"); any other fact
+    matches case-insensitively as a whole token ("Sam Lee" does not match "Sam Leeds")."""
+    alternatives = fact if isinstance(fact, list) else [fact]
+    for alternative in alternatives:
+        if _NUMERIC_FACT.fullmatch(alternative):
+            if float(alternative) in numbers_in(message):
+                return True
+        elif re.search(rf"(?<!\w){re.escape(alternative)}(?!\w)", message, re.IGNORECASE):
+            return True
+    return False
+
+
+def declines(message: str) -> bool:
+    """Whether the message tells the user that the request cannot be done."""
+    return _DECLINE.search(message) is not None
+
+
+def turn_problem(domain: Domain, state: Mapping[str, Any], turn: Mapping[str, Any], message: str) -> str | None:
+    """What the user finds wrong with the answer to ``turn``, or None when the turn is done."""
+    if domain.project(state) != turn["expected"]:
+        if turn.get("decline"):
+            return "I didn't want anything changed for that request, but things have changed."
+        return "That isn't right yet: what I asked for isn't all done, or something else was changed."
+    if turn.get("decline") and not declines(message):
+        return "Can that actually be done? Please tell me plainly."
+    missing = [fact for fact in turn.get("facts", ()) if not has_fact(message, fact)]
+    if missing:
+        return "You haven't told me what I asked for."
+    return None
