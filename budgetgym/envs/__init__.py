@@ -21,7 +21,10 @@ class EnvEntry:
     adapter: bool = False
 
 
-REGISTRY: tuple[EnvEntry, ...] = ()
+REGISTRY: tuple[EnvEntry, ...] = (
+    EnvEntry("budgetgym/BFCL-v0", "budgetgym.envs.bfcl:BFCLEnv", "bfcl",
+             "BFCL multi-turn (base, miss_func, miss_param, long_context) run by the installed bfcl-eval", adapter=True),
+)
 
 
 def register_envs() -> None:

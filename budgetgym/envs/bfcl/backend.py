@@ -1,0 +1,147 @@
+"""One episode's BFCL services, run and scored with BFCL's own executor and checkers.
+
+Two sets of instances of BFCL's backend classes (``GorillaFileSystem``, ``TradingBot``, ...) are built
+from the task's ``initial_config`` by BFCL's executor, ``execute_multi_turn_func_call``, exactly as
+BFCL's evaluation builds them:
+
+* the agent's: its validated calls run on them here, as direct method calls with the parsed
+  arguments. BFCL's executor would ``eval`` a call string, and model output is never evaluated; the
+  result is worded exactly as the executor words it (``_as_text``).
+* the reference: at the end of each user turn the executor replays that turn's ground-truth calls on
+  it (BFCL's own data, run by BFCL's own code), and BFCL's ``state_checker`` and ``response_checker``
+  compare the two (``check_turn``).
+
+Isolation. The executor keeps every instance it builds in its module's globals, under a name made
+of the model name, the entry id and the class, reuses it on the next call with that name, and never
+deletes it: one table for the whole process. Left alone, two envs on the same task would share a
+file system, a reset would not reset, and every episode would stay in memory. So each executor call
+here holds a lock, puts this episode's reference instances into the table just before the call and
+takes every entry the call left there out just after. Between calls the table holds nothing of ours;
+each reset builds fresh instances, owned by this object alone and collected with it.
+
+BFCL's ``MathAPI`` sets ``mpmath.mp.dps`` and the decimal context's precision, both process-wide;
+every call runs inside a local context so that no episode leaks precision into another (or into the
+host program).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import decimal
+import functools
+import inspect
+import json
+import threading
+from typing import Any, Iterator, Mapping
+
+from budgetgym.core.tasks import Task
+from budgetgym.envs.bfcl.upstream import Upstream
+
+# The "model name" BFCL's executor files our instances under; the entries never outlive one call.
+_EXECUTOR_OWNER = "budgetgym"
+_EXECUTOR_LOCK = threading.Lock()
+
+Verdict = Mapping[str, Any]  # BFCL's checker result: {"valid": bool, "error_type": ..., "error_message": ...}
+
+
+class Backend:
+    """The agent's and the reference's instances of one task's BFCL classes, for one episode."""
+
+    def __init__(self, upstream: Upstream, task: Task) -> None:
+        self._upstream = upstream
+        self._task = task
+        self._classes = list(task["involved_classes"])
+        # BFCL switches its classes to long-context mode by the category name.
+        self._long_context = "long_context" in task.split
+        _, self.instances, _ = self._execute([], {})
+        _, self.reference, self._reference_entries = self._execute([], {})
+        self._owners = _method_owners(self.instances, self._classes)
+        #: Every result of the agent's calls so far, all turns (BFCL's response check reads them all).
+        self.results: list[str] = []
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Run one validated call on the agent's instances; return the result as BFCL words it."""
+        owner = self._owners.get(name)
+        try:
+            if owner is None:
+                raise NameError(f"name '{name}' is not defined")  # what BFCL's executor reports
+            with _local_precision(self._upstream):
+                text = _as_text(getattr(owner, name)(**arguments))
+        except Exception as err:  # a backend's bug or refusal is the agent's observation, as in BFCL
+            text = f"Error during execution: {err}"
+        self.results.append(text)
+        return text
+
+    def check_turn(self, turn_index: int, ground_truth: list[str], agent_called: bool) -> Verdict:
+        """BFCL's verdict on a finished user turn (the logic of its ``multi_turn_checker``, per turn).
+
+        The reference replays the turn's ground truth; then, as BFCL does: a turn whose ground truth is
+        empty (a missing function or parameter) is not checked by itself, its effect shows in the next
+        turns' state; a turn with ground truth fails if the agent made no call in it, else the states
+        must match (``state_checker``) and every ground-truth result must be among the agent's results
+        of all turns so far (``response_checker``).
+        """
+        expected, self.reference, self._reference_entries = self._execute(ground_truth, self._reference_entries)
+        if not ground_truth:
+            return {"valid": True}
+        if not agent_called:
+            return {"valid": False, "error_type": "multi_turn:empty_turn_model_response",
+                    "error_message": f"Model response list is empty for turn {turn_index}"}
+        verdict = self._upstream.state_checker(self.instances, self.reference)
+        if verdict["valid"]:
+            verdict = self._upstream.response_checker(self.results, expected, turn_index)
+        return verdict
+
+    def _execute(self, calls: list[str], entries: dict[str, Any]) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+        """Run BFCL's executor on ``calls`` with ``entries`` in its instance table, and empty it again.
+
+        Returns the results, the instances by class, and the table entries to put back next time.
+        """
+        table = vars(self._upstream.executor_module)
+        with _EXECUTOR_LOCK, _local_precision(self._upstream):
+            before = set(table)
+            table.update(entries)
+            try:
+                results, instances = self._upstream.execute_multi_turn_func_call(
+                    calls, self._task["initial_config"], self._classes, _EXECUTOR_OWNER, self._task.id,
+                    long_context=self._long_context,
+                )
+            finally:
+                entries = {name: table.pop(name) for name in set(table) - before}
+        return results, instances, entries
+
+
+def _as_text(result: Any) -> str:
+    """A method's return value as BFCL's executor turns it into the tool message."""
+    if type(result) is str:
+        return result
+    if type(result) is dict:
+        try:
+            return json.dumps(result)
+        except Exception:  # e.g. a Decimal inside: BFCL falls back to str
+            return str(result)
+    return str(result)
+
+
+def _method_owners(instances: Mapping[str, Any], classes: list[str]) -> dict[str, Any]:
+    """Which instance answers each public method name; a later class wins a shared name, as in BFCL."""
+    owners: dict[str, Any] = {}
+    for class_name in classes:
+        instance = instances[class_name]
+        for name in _public_methods(type(instance)):
+            owners[name] = instance
+    return owners
+
+
+@functools.lru_cache(maxsize=None)
+def _public_methods(cls: type) -> tuple[str, ...]:
+    # BFCL's executor lists inspect.getmembers(instance, inspect.ismethod) on every call; the class
+    # decides the list, so it is read once per class.
+    return tuple(name for name, member in inspect.getmembers(cls) if inspect.isfunction(member) and not name.startswith("_"))
+
+
+@contextlib.contextmanager
+def _local_precision(upstream: Upstream) -> Iterator[None]:
+    mpmath = upstream.mpmath
+    with decimal.localcontext(), mpmath.workdps(mpmath.mp.dps):
+        yield

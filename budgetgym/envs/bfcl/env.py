@@ -1,0 +1,232 @@
+"""``budgetgym/BFCL-v0``: the Berkeley Function Calling Leaderboard's multi-turn categories.
+
+## Description
+
+An adapter to the multi-turn part of BFCL (v4), run from the installed ``bfcl-eval`` package: its
+data, its backend classes, its executor and its checkers; nothing of BFCL's is copied into budgetgym.
+Each task is one BFCL entry: a user with a sequence of requests to a set of stateful services (a
+file system, messaging, posting, tickets, trading, travel booking, vehicle control, maths), each
+request to be fulfilled with the services' functions. Four categories, one split each:
+
+* ``base``: every request can be fulfilled with the functions given;
+* ``miss_func``: at one request a needed function is missing; the next user turn announces it
+  (BFCL's "I have updated some more functions you can choose from. What about now?") and it joins
+  the tools;
+* ``miss_param``: one request lacks a needed parameter; the next user turn supplies it;
+* ``long_context``: the base requests with services that return long, distracting outputs.
+
+Task ids are BFCL's (``multi_turn_base_0``, ``multi_turn_miss_param_17``, ...); a category is a split.
+``BFCLEnv(categories=("base",))`` loads some categories only (default: all four, 800 tasks).
+
+## Action Space
+
+One step is one model output (``budgetgym.core.actions``): one or more tool calls, as JSON objects,
+``<tool_call>`` blocks or call syntax (BFCL's own ``[cd(folder='a'), ls()]`` form included), run in
+order; or plain text, which answers the user and ends the current user turn. The tools are BFCL's
+function docs for the task's classes, their Gorilla types converted to JSON Schema, minus any function
+``miss_func`` holds back until its turn. Every call is validated before anything runs; a malformed
+output changes nothing and says what was wrong.
+
+## Observation Space
+
+Text. At reset: the first user request. After tool calls: one line per call, ``name -> result``, the
+result worded as BFCL's executor words it (mostly JSON; errors as ``Error during execution: ...``).
+After plain text: the next user request, or the verdict when the conversation is over. When a user
+turn brings new tools (``miss_func``), the observation lists them and ``info["tools"]`` holds the
+updated tool list on that step.
+
+## Rewards
+
+Sparse by default: 1.0 on the final step when every user turn passed, else 0.0. With
+``reward_mode="progress"`` each step's reward is the change in ``info["progress"]``, the share of user
+turns passed so far.
+
+How BFCL's checks map onto steps: a user turn is checked when the agent ends it with plain text, as
+BFCL's ``multi_turn_checker`` checks each turn of a finished conversation. The reference services
+replay the turn's ground-truth calls with BFCL's executor; then
+
+* a turn whose ground truth is empty (the missing function or parameter) passes: BFCL's metric does
+  not check such a turn by itself, and calls made in it show in the next turns' state check;
+* otherwise the turn fails if the agent made no call in it; else BFCL's ``state_checker`` compares the
+  public attributes of the agent's and the reference's instances, and BFCL's ``response_checker``
+  requires every ground-truth result of the turn among the results of all the agent's calls so far.
+
+A task is solved when every user turn passes, which is BFCL's verdict for the entry.
+
+## Termination
+
+``terminated`` when the last user turn passes (success), or when a user turn fails its check: BFCL
+fails the whole entry then, so the episode cannot succeed any more and ends with the check's message.
+``truncated`` when the task's full budget runs out: twice the oracle's steps (per user turn one step
+with all the turn's ground-truth calls, if it has any, and one answer), at least 6.
+
+## Registered Configurations
+
+* ``budgetgym/BFCL-v0``: all four categories. Needs ``pip install --no-deps bfcl-eval mpmath``;
+  without it ``gym.make`` raises ``DependencyNotInstalled`` with that command.
+
+Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
+between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
+the same observations, byte for byte. ``oracle_action()`` plays BFCL's ground truth: the current user
+turn's calls in one step, then a plain-text answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
+from budgetgym.core.env import TextEnv
+from budgetgym.core.tasks import Task, TaskSet
+from budgetgym.core.tools import Tool
+from budgetgym.envs.bfcl.backend import Backend
+from budgetgym.envs.bfcl.schemas import class_tools
+from budgetgym.envs.bfcl.tasks import CATEGORIES, MAX_CALLS_PER_STEP, load_category
+from budgetgym.envs.bfcl.upstream import load_upstream
+
+DONE_ANSWER = "Done."
+CANNOT_ANSWER = "I cannot do that: a function or a detail it needs is missing."
+
+
+class BFCLEnv(TextEnv):
+    """BFCL's multi-turn entries under the TextEnv contract (see the module docstring).
+
+    Args:
+        categories: the BFCL multi-turn categories to load, of ``base``, ``miss_func``,
+            ``miss_param``, ``long_context`` (default: all four).
+        split, task_ids, reward_mode, render_mode: as for :class:`~budgetgym.core.TextEnv`
+            (a split is a category).
+    """
+
+    family = "bfcl"
+    accepts_messages = True
+    instructions = (
+        "You serve a user through function calls on stateful services. At each user turn, try your best "
+        "to complete the request within that turn: call functions, read their results, and continue until "
+        "the request is fulfilled. Then answer the user in plain text, with no function call: that ends the "
+        "turn and brings the next request. If no function can do what is asked, or the request lacks a "
+        "parameter a function needs, do not guess: say so in plain text."
+    )
+
+    def __init__(
+        self,
+        categories: str | Iterable[str] = CATEGORIES,
+        split: str | None = None,
+        task_ids: list[str] | None = None,
+        reward_mode: str = "sparse",
+        render_mode: str | None = None,
+    ) -> None:
+        self._upstream = load_upstream()  # raises DependencyNotInstalled with the install command
+        chosen = (categories,) if isinstance(categories, str) else tuple(categories)
+        if not chosen or any(c not in CATEGORIES for c in chosen):
+            raise ValueError(f"categories must be some of {', '.join(CATEGORIES)}; got {chosen!r}")
+        tasks = TaskSet(task for category in dict.fromkeys(chosen) for task in load_category(category))
+        super().__init__(split=split, task_ids=task_ids, tasks=tasks, reward_mode=reward_mode, render_mode=render_mode)
+        self._backend: Backend | None = None
+        self._user_turn = 0
+        self._turn_called = False  # whether the agent ran a call in the current user turn
+        self._ground_truth_actions: list[str] = []  # the current turn's ground truth, as the oracle's steps
+        self._ground_truth_calls: list[tuple[ToolCall, ...] | None] = []  # the same, parsed
+        self._ground_truth_done = 0  # how many of those steps have run, in order
+        self._passed = 0
+        self._tools_changed_at = -1  # the step whose info carries the new tool list
+
+    # ------------------------------------------------------------------ TextEnv's part
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
+        self._backend = Backend(self._upstream, task)
+        self._passed = 0
+        self._tools_changed_at = -1
+        self._start_user_turn(0)
+        return self._user_message(0)
+
+    def _execute(self, action: Action) -> str:
+        if action.is_message:
+            return self._end_user_turn()
+        backend = self._backend
+        lines = [f"{call.name} -> {backend.call(call.name, call.arguments)}" for call in action.calls]
+        self._turn_called = True
+        done = self._ground_truth_done
+        if done < len(self._ground_truth_calls) and action.calls == self._ground_truth_calls[done]:
+            self._ground_truth_done += 1
+        return "\n".join(lines)
+
+    def oracle_action(self) -> str | None:
+        if self.task is None or self._backend is None or self._solved or self._failed:
+            return None
+        if self._turn >= self.task.max_turns:
+            return None
+        if not self._ground_truth_actions:
+            return CANNOT_ANSWER
+        if self._ground_truth_done < len(self._ground_truth_actions):
+            return self._ground_truth_actions[self._ground_truth_done]
+        return DONE_ANSWER
+
+    def _info(self, *, at_reset: bool) -> dict[str, Any]:
+        info = super()._info(at_reset=at_reset)
+        if not at_reset and self._turn == self._tools_changed_at:
+            info["tools"] = [tool.openai_schema() for tool in self.tools.values()]
+        return info
+
+    # ------------------------------------------------------------------ user turns
+
+    def _start_user_turn(self, index: int) -> None:
+        self._user_turn = index
+        self._turn_called = False
+        self.tools = self._tools_at(index)
+        calls = self.task["ground_truth"][index]
+        # BFCL's own list form, at most as many calls a step as the parser takes.
+        self._ground_truth_actions = ["[" + ", ".join(calls[i:i + MAX_CALLS_PER_STEP]) + "]"
+                                      for i in range(0, len(calls), MAX_CALLS_PER_STEP)]
+        self._ground_truth_calls = [self._parsed(action) for action in self._ground_truth_actions]
+        self._ground_truth_done = 0
+
+    def _end_user_turn(self) -> str:
+        task, index = self.task, self._user_turn
+        total = len(task["question"])
+        verdict = self._backend.check_turn(index, task["ground_truth"][index], self._turn_called)
+        if not verdict["valid"]:
+            self._failed = True
+            return (f"User turn {index + 1} of {total} failed BFCL's check ({verdict.get('error_type')}): "
+                    f"{verdict.get('error_message')} The conversation is over.")
+        self._passed += 1
+        self._progress = self._passed / total
+        if index + 1 == total:
+            self._solved = True
+            return f"All {total} user turns passed BFCL's checks. The conversation is over."
+        self._start_user_turn(index + 1)
+        if str(index + 1) in task["missed_function"]:
+            self._tools_changed_at = self._turn + 1  # the step being taken now
+        return self._user_message(index + 1)
+
+    def _user_message(self, index: int) -> str:
+        task = self.task
+        text = "\n\n".join(m["content"] for m in task["question"][index] if m["role"] == "user")
+        added = self._missed_tools(task, index)
+        if not added:
+            return text
+        # BFCL's miss_func turn carries no user text: it says new functions are there, as BFCL does.
+        listing = "\n".join(f"- {tool.signature()}: {tool.description}" for tool in added)
+        return f"{self._upstream.new_functions_prompt}\nNew functions:\n{listing}" + (f"\n\n{text}" if text else "")
+
+    # ------------------------------------------------------------------ tools and ground truth
+
+    def _tools_at(self, index: int) -> Mapping[str, Tool]:
+        """The tools of user turn ``index``: the classes' docs, less functions held back until later."""
+        task = self.task
+        held_back = {name for turn, names in task["missed_function"].items() if int(turn) > index for name in names}
+        return {tool.name: tool for cls in task["involved_classes"] for tool in class_tools(cls)
+                if tool.name not in held_back}
+
+    @staticmethod
+    def _missed_tools(task: Task, index: int) -> list[Tool]:
+        names = task["missed_function"].get(str(index), [])
+        return [tool for cls in task["involved_classes"] for tool in class_tools(cls) if tool.name in names]
+
+    def _parsed(self, action: str) -> tuple[ToolCall, ...] | None:
+        """An oracle action as parsed calls, or None where the core's parser refuses it."""
+        try:
+            return parse_action(action, self.tools).calls
+        except ActionError:
+            return None
