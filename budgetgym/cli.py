@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 
 import budgetgym
+from budgetgym.eval.cli import add_commands as add_eval_commands
 from budgetgym.wrappers import REVEAL_MODES
 
 
@@ -113,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=None)
     play.add_argument("--inject-errors", action="store_true", help="start from a curated failure state")
     play.set_defaults(func=cmd_play)
+
+    add_eval_commands(commands)
     return parser
 
 

@@ -208,3 +208,34 @@ def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None
 
 def _console() -> Any:
     return require("rich.console", "terminal tables").Console()
+
+
+def print_recovery(result: Mapping[str, Any], console: Any = None) -> None:
+    console = console or _console()
+    table_module = require("rich.table", "terminal tables")
+    table = table_module.Table(title=f"Recovery | {result['env']} | {result['agent']} | "
+                               f"{result['attempts']} attempts per state", title_justify="left")
+    for column in ("failure kind", "states", "from failure", "from clean twin", "gap [95% CI]"):
+        table.add_column(column, justify="left" if column == "failure kind" else "right")
+    for row in result["kinds"]:
+        table.add_row(row["kind"], str(row["states"]), f"{row['failure_recovery']:.2f}", f"{row['clean_success']:.2f}",
+                      f"{row['gap']:+.2f} [{row['gap_ci_low']:+.2f}, {row['gap_ci_high']:+.2f}]")
+    console.print(table)
+    if result["skipped_states"]:
+        console.print(f"[dim]{len(result['skipped_states'])} failure states have no clean twin (the oracle ends "
+                      f"before their turn) and were skipped.[/dim]")
+
+
+def print_action_quality(result: Mapping[str, Any], console: Any = None) -> None:
+    console = console or _console()
+    table_module = require("rich.table", "terminal tables")
+    table = table_module.Table(title=f"Action quality | {result['env']} | {result['states']} states | "
+                               f"{result['rollouts']} rollouts by {result['reference']}", title_justify="left")
+    for column in ("agent", "mean quality", "better at share of states"):
+        table.add_column(column, justify="left" if column == "agent" else "right")
+    table.add_row(f"A: {result['a']}", f"{result['mean_quality_a']:.3f}", f"{result['a_better']:.2f}")
+    table.add_row(f"B: {result['b']}", f"{result['mean_quality_b']:.3f}", f"{result['b_better']:.2f}")
+    console.print(table)
+    low, high = result["difference_ci"]
+    console.print(f"ties: {result['ties']:.2f} of states; B minus A: {result['mean_difference']:+.3f} "
+                  f"[{low:+.3f}, {high:+.3f}] (bootstrap over states)")

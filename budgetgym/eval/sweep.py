@@ -52,13 +52,13 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 
 def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
-    """Task ids from ``tasks``: None (all of the env's tasks), a split name, an int (the first n),
-    or a list of ids."""
+    """Task ids from ``tasks``: None (all of the env's tasks), a split name or one task id, an int
+    (the first n), or a list of ids."""
     selected = env.unwrapped.tasks
     if tasks is None:
         return list(selected.ids)
     if isinstance(tasks, str):
-        return list(selected.select(tasks).ids)
+        return [tasks] if tasks in env.unwrapped.all_tasks else list(selected.select(tasks).ids)
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         if tasks < 1:
             raise ValueError(f"tasks as a count must be >= 1, got {tasks}")
