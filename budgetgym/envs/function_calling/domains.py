@@ -2,5 +2,6 @@
 
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.filesystem import DOMAIN as FILESYSTEM
+from budgetgym.envs.function_calling.messaging import DOMAIN as MESSAGING
 
-DOMAINS: dict[str, Domain] = {domain.name: domain for domain in (FILESYSTEM,)}
+DOMAINS: dict[str, Domain] = {domain.name: domain for domain in (FILESYSTEM, MESSAGING)}

@@ -1,0 +1,13 @@
+"""The messaging app's tools, one module each, in the order the agent sees them."""
+
+from budgetgym.envs.function_calling.domain import tool_map
+from budgetgym.envs.function_calling.messaging.tools import (
+    add_contact, delete_contact, delete_message, find_contact, list_contacts, list_messages, read_message,
+    restore_message, search_messages, send_message, update_contact,
+)
+
+TOOLS = tool_map(
+    list_contacts.TOOL, find_contact.TOOL, add_contact.TOOL, update_contact.TOOL, delete_contact.TOOL,
+    list_messages.TOOL, read_message.TOOL, search_messages.TOOL, send_message.TOOL, delete_message.TOOL,
+    restore_message.TOOL,
+)
