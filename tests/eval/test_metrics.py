@@ -1,0 +1,97 @@
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from budgetgym.eval.metrics import (bootstrap_ci, difference_grid, mean_turns_to_success, pass_at_k, pass_grid,
+                                    solved_within)
+
+
+def brute_force_pass_at_k(n: int, c: int, k: int) -> float:
+    """The share of all k-subsets of n attempts (the first c successful) that hold a success."""
+    attempts = [True] * c + [False] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(attempts[i] for i in subset) for subset in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_estimator_equals_enumeration(n):
+    for c in range(n + 1):
+        for k in range(1, n + 1):
+            assert pass_at_k(n, c, k) == pytest.approx(brute_force_pass_at_k(n, c, k), abs=1e-12), (n, c, k)
+
+
+def test_edge_cases():
+    assert pass_at_k(10, 0, 1) == 0.0
+    assert pass_at_k(10, 0, 10) == 0.0
+    assert pass_at_k(10, 10, 1) == 1.0
+    assert pass_at_k(10, 10, 10) == 1.0
+    assert pass_at_k(10, 1, 10) == 1.0  # k = n with one success: the success is always drawn
+    assert pass_at_k(4, 1, 1) == 0.25
+    with pytest.raises(ValueError, match="at least 5 attempts"):
+        pass_at_k(4, 2, 5)
+    with pytest.raises(ValueError):
+        pass_at_k(4, 5, 1)
+    with pytest.raises(ValueError):
+        pass_at_k(4, -1, 1)
+    with pytest.raises(ValueError):
+        pass_at_k(4, 1, 0)
+    with pytest.raises(TypeError):
+        pass_at_k(4.0, 1, 1)  # type: ignore[arg-type]
+
+
+def test_large_n_is_exact():
+    # 1 - C(n-c,k)/C(n,k) with huge binomials: no overflow, no cancellation.
+    assert pass_at_k(1000, 1, 1) == pytest.approx(0.001)
+    assert pass_at_k(1000, 999, 2) == 1.0
+    assert pass_at_k(200, 100, 100) == pytest.approx(1 - math.comb(100, 100) / math.comb(200, 100))
+
+
+def _record(task, attempt, success, turns, max_turns=8, budget=None):
+    return {"env": "e", "agent": "a", "task": task, "reveal": "none", "budget": budget, "attempt": attempt,
+            "success": success, "turns": turns, "max_turns": max_turns}
+
+
+def test_solved_within_reads_the_turn_of_success():
+    record = _record("t", 0, True, 3, max_turns=8)
+    assert solved_within(record, 3) and solved_within(record, 0.5)  # 0.5 * 8 = 4 turns
+    assert not solved_within(record, 2) and not solved_within(record, 0.25)  # 2 turns
+    assert not solved_within(_record("t", 0, False, 2), 8)
+
+
+def test_pass_grid_by_hand():
+    # Task x: successes at turns 2 and 6 of 4 attempts; task y: none of 4.
+    records = [_record("x", 0, True, 2), _record("x", 1, True, 6), _record("x", 2, False, 8),
+               _record("x", 3, False, 8)] + [_record("y", i, False, 8) for i in range(4)]
+    cells = {(c.budget, c.k): c for c in pass_grid(records, [2, 8], [1, 2], bootstrap=200)}
+    assert cells[(2, 1)].value == pytest.approx((1 / 4 + 0) / 2)
+    assert cells[(8, 1)].value == pytest.approx((2 / 4 + 0) / 2)
+    assert cells[(8, 2)].value == pytest.approx((1 - math.comb(2, 2) / math.comb(4, 2)) / 2)
+    assert cells[(2, 1)].mean_turns_to_success == 2.0 and cells[(8, 1)].mean_turns_to_success == 4.0
+    assert cells[(8, 2)].tasks == 2 and cells[(8, 2)].attempts == 4
+    for cell in cells.values():
+        assert cell.ci_low <= cell.value <= cell.ci_high
+    assert mean_turns_to_success(records, 1) is None
+
+
+def test_capped_records_serve_only_their_budget():
+    records = [_record("x", 0, True, 2, budget=2), _record("x", 0, False, 4, budget=4)]
+    assert [c.value for c in pass_grid(records, [2, 4], [1], bootstrap=10)] == [1.0, 0.0]
+
+
+def test_difference_grid_is_paired_over_common_tasks():
+    a = [_record("x", i, i < 1, 2) for i in range(2)] + [_record("z", i, True, 1) for i in range(2)]
+    b = [_record("x", i, True, 2) for i in range(2)] + [_record("y", i, True, 1) for i in range(2)]
+    (cell,) = difference_grid(a, b, [8], [1], bootstrap=100)
+    assert cell.tasks == 1 and cell.value == pytest.approx(0.5)
+
+
+def test_bootstrap_ci():
+    assert bootstrap_ci(np.full(5, 0.3)) == pytest.approx((0.3, 0.3))
+    values = np.linspace(0, 1, 50)
+    low, high = bootstrap_ci(values, bootstrap=2000, seed=1)
+    assert low < values.mean() < high and 0 < high - low < 0.5
+    assert bootstrap_ci(values, seed=3) == bootstrap_ci(values, seed=3)
+    with pytest.raises(ValueError):
+        bootstrap_ci(np.array([]))
