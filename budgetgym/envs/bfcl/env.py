@@ -63,7 +63,8 @@ with all the turn's ground-truth calls, if it has any, and one answer), at least
 ## Registered Configurations
 
 * ``budgetgym/BFCL-v0``: all four categories. Needs ``pip install --no-deps bfcl-eval mpmath``;
-  without it ``gym.make`` raises ``DependencyNotInstalled`` with that command.
+  without it ``gym.make`` raises ``BFCLNotInstalled`` (Gymnasium's ``DependencyNotInstalled`` and
+  an ``ImportError``) with that command.
 
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
@@ -116,7 +117,7 @@ class BFCLEnv(TextEnv):
         reward_mode: str = "sparse",
         render_mode: str | None = None,
     ) -> None:
-        self._upstream = load_upstream()  # raises DependencyNotInstalled with the install command
+        self._upstream = load_upstream()  # raises BFCLNotInstalled, with the install command
         chosen = (categories,) if isinstance(categories, str) else tuple(categories)
         if not chosen or any(c not in CATEGORIES for c in chosen):
             raise ValueError(f"categories must be some of {', '.join(CATEGORIES)}; got {chosen!r}")

@@ -22,6 +22,10 @@ from gymnasium.error import DependencyNotInstalled
 INSTALL_COMMAND = "pip install --no-deps bfcl-eval mpmath"
 
 
+class BFCLNotInstalled(DependencyNotInstalled, ImportError):
+    """bfcl-eval (or mpmath) is missing: Gymnasium's error for a missing extra, and an ImportError."""
+
+
 @dataclass(frozen=True)
 class Upstream:
     """BFCL's data locations, constants, multi-turn executor and checkers."""
@@ -40,14 +44,14 @@ class Upstream:
 
 @functools.lru_cache(maxsize=1)  # a failed import is not cached: installing the extra later works
 def load_upstream() -> Upstream:
-    """Import bfcl-eval, or raise ``DependencyNotInstalled`` with the install command."""
+    """Import bfcl-eval, or raise :class:`BFCLNotInstalled` with the install command."""
     try:
         import mpmath  # BFCL's MathAPI imports it; checked here so the message comes at make time
         from bfcl_eval.constants import category_mapping, default_prompts, executable_backend_config
         from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
         from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker, multi_turn_utils
     except ImportError as err:
-        raise DependencyNotInstalled(
+        raise BFCLNotInstalled(
             f"budgetgym/BFCL-v0 needs the bfcl-eval package and mpmath ({err}). "
             f"Install them with: {INSTALL_COMMAND}"
         ) from err
