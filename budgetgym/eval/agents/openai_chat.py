@@ -222,8 +222,8 @@ class OpenAIChatAgent:
                     raise AgentError(self._gave_up(err)) from err
                 time.sleep(self.backoff * 2 ** (failures - 1))
                 continue
-            except openai.APIResponseValidationError as err:
-                response = err
+            except (openai.APIResponseValidationError, json.JSONDecodeError) as err:
+                response = f"{type(err).__name__}: {err}"  # a body that is not a chat completion
             message = _first_message(response)
             if message is not None:
                 if self._tools and self._native_ok is None:

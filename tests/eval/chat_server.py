@@ -1,0 +1,107 @@
+"""A real HTTP server on 127.0.0.1 that speaks the chat-completions protocol, for the agent tests.
+
+Replies are scripted: a queue of ``(status, body)`` pairs, or a ``responder(request) -> body``
+used when the queue is empty. It checks the path, the API key and the model as a server would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+MODEL = "toy-model"
+API_KEY = "good-key"
+
+
+def completion(content: str | None = None, tool_calls: list[tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """A chat.completion body; ``tool_calls`` are (name, arguments) with arguments a dict or raw text."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function",
+             "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            for i, (name, args) in enumerate(tool_calls)]
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+def error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "error", "code": None}}
+
+
+def counter_solver(request: dict[str, Any]) -> dict[str, Any]:
+    """A 'model' that solves the toy counter task from the conversation: deterministic, so sweeps
+    through it are comparable across executors."""
+    text = "\n".join(str(m.get("content") or "") for m in request["messages"])
+    target = int(re.search(r"Reach (\d+)", text).group(1))
+    values = re.findall(r"Counter: (\d+)", text)
+    value = int(values[-1]) if values else 0
+    return completion(tool_calls=[("add", {"n": max(1, min(3, target - value))})])
+
+
+class ChatServer:
+    def __init__(self, responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+        self.replies: deque[tuple[int, Any]] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.responder = responder
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> "ChatServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def reply(self, body: Any, status: int = 200) -> "ChatServer":
+        self.replies.append((status, body))
+        return self
+
+    def _next(self, request: dict[str, Any]) -> tuple[int, Any]:
+        with self._lock:
+            self.requests.append(request)
+            if self.replies:
+                return self.replies.popleft()
+        if self.responder is not None:
+            return 200, self.responder(request)
+        return 500, error("the test scripted no reply for this request")
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, error(f"no route {self.path}"))
+                if self.headers.get("Authorization") != f"Bearer {API_KEY}":
+                    return self._send(401, error("Incorrect API key provided"))
+                request = json.loads(body)
+                if request.get("model") != MODEL:
+                    return self._send(404, error(f"The model `{request.get('model')}` does not exist."))
+                self._send(*server._next(request))
+
+            def _send(self, status: int, body: Any) -> None:
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
