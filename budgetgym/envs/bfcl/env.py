@@ -66,6 +66,16 @@ with all the turn's ground-truth calls, if it has any, and one answer), at least
   without it ``gym.make`` raises ``BFCLNotInstalled`` (Gymnasium's ``DependencyNotInstalled`` and
   an ``ImportError``) with that command.
 
+## Notes
+
+* BFCL's data and docs disagree in two places. TicketAPI documents ticket ids as integers while
+  entry 173 of each category holds the ticket "ticket_001": ``ticket_id`` admits integers and strings
+  (``schemas._DATA_TYPES``). The ground truth of ``multi_turn_miss_func_49`` calls ``tail`` two user
+  turns before the entry makes ``tail`` available: no agent can solve that entry here, the oracle
+  included (BFCL's executor would run an undocumented method; this env runs documented tools only).
+* A call BFCL's backend takes a long time over (``power`` with a huge integer exponent, ``logarithm``
+  with a huge precision) blocks the step, as it blocks BFCL's own executor.
+
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
 the same observations, byte for byte. ``oracle_action()`` plays BFCL's ground truth: the current user

@@ -16,8 +16,8 @@ from typing import Any, Mapping
 from budgetgym.core.tools import Tool
 from budgetgym.envs.bfcl.upstream import load_upstream
 
-# Keywords copied as they are: annotations and constraints that mean the same in JSON Schema.
-_KEPT_KEYWORDS = ("description", "enum", "default", "minimum", "maximum", "minItems", "maxItems")
+# Keywords copied as they are: they mean the same in BFCL's docs and in JSON Schema.
+_KEPT_KEYWORDS = ("description", "enum", "default")
 
 # Where BFCL's own data contradicts its docs, a parameter admits what the data uses, so that no
 # entry becomes unsolvable here (BFCL's executor checks no types). TicketAPI documents ticket ids as

@@ -4,6 +4,7 @@ Each entry of ``data/BFCL_v4_multi_turn_<category>.json`` is joined with its gro
 ``data/possible_answer/`` into one task record: BFCL's fields as they are (``question``,
 ``initial_config``, ``involved_classes``, ``missed_function``, ...), plus ``ground_truth``, the
 category as ``split``, the first user message as ``instruction``, and the full turn budget.
+(``excluded_function`` stays in the record as BFCL ships it; BFCL's own pipeline does not use it.)
 """
 
 from __future__ import annotations
