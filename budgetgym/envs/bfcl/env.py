@@ -58,7 +58,8 @@ A task is solved when every user turn passes, which is BFCL's verdict for the en
 ``terminated`` when the last user turn passes (success), or when a user turn fails its check: BFCL
 fails the whole entry then, so the episode cannot succeed any more and ends with the check's message.
 ``truncated`` when the task's full budget runs out: twice the oracle's steps (per user turn one step
-with all the turn's ground-truth calls, if it has any, and one answer), at least 6.
+with all the turn's ground-truth calls, if it has any, and one answer), at least 6. The parser takes
+at most 32 calls in one output, so the two turns with 34 ground-truth calls take two call steps.
 
 ## Registered Configurations
 
@@ -79,7 +80,7 @@ with all the turn's ground-truth calls, if it has any, and one answer), at least
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
 the same observations, byte for byte. ``oracle_action()`` plays BFCL's ground truth: the current user
-turn's calls in one step, then a plain-text answer.
+turn's calls in one step (in BFCL's list form), then a plain-text answer.
 """
 
 from __future__ import annotations
