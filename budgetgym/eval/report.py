@@ -187,7 +187,7 @@ def print_summary(summary: Mapping[str, Any], console: Any = None) -> None:
         print_comparison(summary["reveal_comparison"], console)
     if summary.get("shortcut"):
         console.print(f"[dim]Note: {summary['shortcut']['note']} Episodes saved: "
-                      f"{summary['shortcut']['episodes_saved']}.[/dim]")
+                      f"{summary['shortcut']['episodes_saved']}.[/dim]", soft_wrap=True)
 
 
 def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None:
@@ -223,7 +223,7 @@ def print_recovery(result: Mapping[str, Any], console: Any = None) -> None:
     console.print(table)
     if result["skipped_states"]:
         console.print(f"[dim]{len(result['skipped_states'])} failure states have no clean twin (the oracle ends "
-                      f"before their turn) and were skipped.[/dim]")
+                      f"before their turn) and were skipped.[/dim]", soft_wrap=True)
 
 
 def print_action_quality(result: Mapping[str, Any], console: Any = None) -> None:
@@ -238,4 +238,4 @@ def print_action_quality(result: Mapping[str, Any], console: Any = None) -> None
     console.print(table)
     low, high = result["difference_ci"]
     console.print(f"ties: {result['ties']:.2f} of states; B minus A: {result['mean_difference']:+.3f} "
-                  f"[{low:+.3f}, {high:+.3f}] (bootstrap over states)")
+                  f"[{low:+.3f}, {high:+.3f}] (bootstrap over states)", soft_wrap=True)

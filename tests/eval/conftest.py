@@ -27,9 +27,10 @@ def failure_state(state_id: str, task_id: str, kind: str, actions: list[str], se
 
 @pytest.fixture
 def toy_failure_states() -> list[dict]:
-    # toy-04: target 6, 8 turns; toy-08: target 5, 7 turns; toy-01: target 3, 5 turns.
+    # Each a mistake at turn 1 on a task the oracle needs 2 turns for, so each has a clean twin
+    # (toy-04 and toy-09: target 6 in 8 turns; toy-03: target 5 in 7 turns).
     return [
         failure_state("fs-talk", "toy-04", "wasted-turn", ["say(text='hm')"]),
-        failure_state("fs-small", "toy-08", "small-step", ["add(3)", "add(1)"]),
-        failure_state("fs-talk-2", "toy-01", "wasted-turn", ["add(1)", "say(text='?')"]),
+        failure_state("fs-small", "toy-09", "small-step", ["add(1)"]),
+        failure_state("fs-talk-2", "toy-03", "wasted-turn", ["say(text='?')"]),
     ]
