@@ -19,13 +19,23 @@ def plan(state: Mapping[str, Any], target: Mapping[str, Any], tools: Collection[
     want_files, want_dirs = target["files"], set(target["dirs"])
     stray_dirs = sorted(dirs - want_dirs)
 
-    for folder in sorted(want_dirs - dirs):
+    missing_dirs = sorted(want_dirs - dirs)
+    for folder in missing_dirs:
         if posixpath.dirname(folder) not in dirs:
             continue  # its parent comes first (sorted order puts it earlier)
         source = _relocatable(folder, stray_dirs, files, dirs, want_files, want_dirs)
         if source is not None and "move" in tools:
             return ToolCall("move", {"source": source, "destination": folder})
-        return ToolCall("make_directory", {"path": folder})
+        # One call makes a whole chain of missing folders (/backup/2025 with /backup).
+        deepest = folder
+        while True:
+            child = next((d for d in missing_dirs if posixpath.dirname(d) == deepest), None)
+            if child is None or _relocatable(child, stray_dirs, files, dirs, want_files, want_dirs) is not None:
+                break
+            deepest = child
+        if deepest == folder:
+            return ToolCall("make_directory", {"path": folder})
+        return ToolCall("make_directory", {"path": deepest, "parents": True})
 
     stray_files = [f for f in files if f not in want_files]
     for path in sorted(want_files):
