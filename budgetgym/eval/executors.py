@@ -142,7 +142,8 @@ class RayExecutor:
         self.workers = workers
         self.address = address
 
-    def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
+    def start(self) -> Any:
+        """Connect to the cluster, or start a local one; return the ``ray`` module."""
         ray = require("ray", "the Ray executor")
         if not ray.is_initialized():
             options: dict[str, Any] = {"address": self.address, "log_to_driver": False}
@@ -152,6 +153,10 @@ class RayExecutor:
                 options.update(num_cpus=self.workers or _cpu_count(), include_dashboard=False,
                                runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}})
             ray.init(**options)
+        return ray
+
+    def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
+        ray = self.start()
         if not jobs:
             return
         remote = ray.remote(_ray_chunk)
