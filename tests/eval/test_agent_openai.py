@@ -169,3 +169,23 @@ def test_a_sweep_through_the_server_is_the_same_on_processes(tmp_path):
     assert all(r["success"] for r in serial.records) and serial.records[0]["agent"] == f"openai:{MODEL}"
     assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "processes.jsonl").read_bytes()
     assert len(server.requests) == 2 * sum(r["turns"] for r in serial.records)
+
+
+def test_tools_that_change_mid_episode_reach_the_model():
+    extra = {"type": "function", "function": {"name": "reset_counter", "description": "Set the counter to 0.",
+                                              "parameters": {"type": "object", "properties": {}}}}
+    with ChatServer() as server:
+        for _ in range(4):
+            server.reply(completion("add(1)"))
+        for mode in ("native", "text"):
+            env = gym.make(TOY_ID)
+            agent = agent_for(server, tool_mode=mode)
+            observation, info = env.reset(seed=0, options={"task_id": "toy-04"})
+            agent.reset(env, observation, info, seed=0)
+            agent.act(observation, info)
+            agent.act("Counter: 1.", {**info, "tools": info["tools"] + [extra]})
+    native_first, native_second, text_first, text_second = server.requests
+    assert "reset_counter" not in json.dumps(native_first["tools"])
+    assert "reset_counter" in json.dumps(native_second["tools"])
+    assert "reset_counter" not in text_first["messages"][0]["content"]
+    assert "reset_counter" in text_second["messages"][0]["content"]

@@ -125,6 +125,12 @@ class OpenAIChatAgent:
                     self._messages.append({"role": "user", "content": result})
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
+        tools = info.get("tools")
+        if tools is not None and tools != self._tools:
+            # The env changed the tools mid-episode (e.g. a function that was missing appears):
+            # native requests carry the new list, and text mode rewrites the prompt's tool list.
+            self._tools = tools
+            self._messages[0] = {"role": "system", "content": self._system_prompt()}
         if self._pending_calls:
             # Every native call needs its tool message; the env answers a turn with one observation.
             for index, call_id in enumerate(self._pending_calls):
