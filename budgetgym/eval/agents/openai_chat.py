@@ -193,11 +193,15 @@ class OpenAIChatAgent:
         return request
 
     def _complete(self) -> Any:
+        """``choices[0].message`` of a completion of the conversation, retrying transient failures."""
         openai = require("openai", "the OpenAI-compatible chat agent")
         failures = 0
         while True:
             try:
                 response = self.client.chat.completions.create(**self._request())
+                message = _first_message(response)
+                problem: Any = None if message is not None else \
+                    f"malformed reply: no choices[0].message in {str(response)[:200]!r}"
             except openai.AuthenticationError as err:
                 raise AgentError(f"{self._where()} refused the API key (HTTP {err.status_code}): "
                                  "check --api-key or $OPENAI_API_KEY") from err
@@ -215,38 +219,29 @@ class OpenAIChatAgent:
                     continue
                 raise AgentError(f"{self._where()} rejected the request (HTTP 400): {err.message}") from err
             except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as err:
-                failures += 1
-                if failures > self.max_retries:
-                    raise AgentError(self._gave_up(err)) from err
-                time.sleep(self.backoff * 2 ** (failures - 1))
-                continue
+                problem = err
             except openai.APIStatusError as err:
                 if err.status_code < 500:
                     raise AgentError(f"{self._where()} answered HTTP {err.status_code}: {err.message}") from err
-                failures += 1
-                if failures > self.max_retries:
-                    raise AgentError(self._gave_up(err)) from err
-                time.sleep(self.backoff * 2 ** (failures - 1))
-                continue
+                problem = err
             except (openai.APIResponseValidationError, json.JSONDecodeError) as err:
-                response = f"{type(err).__name__}: {err}"  # a body that is not a chat completion
-            message = _first_message(response)
-            if message is not None:
+                problem = f"malformed reply: {type(err).__name__}: {err}"  # a body that is not a chat completion
+            if problem is None:
                 if self._tools and self._native_ok is None:
                     self._native_ok = True
                 return message
             failures += 1
             if failures > self.max_retries:
-                raise AgentError(f"malformed reply from {self._where()} after {failures} tries: "
-                                 f"no choices[0].message in {str(response)[:200]!r}")
+                raise AgentError(self._gave_up(problem, failures)) from (problem if isinstance(problem, Exception) else None)
             time.sleep(self.backoff * 2 ** (failures - 1))
 
-    def _gave_up(self, err: Exception) -> str:
+    def _gave_up(self, problem: Any, tries: int) -> str:
         openai = require("openai", "the OpenAI-compatible chat agent")
-        if isinstance(err, openai.APIConnectionError):
-            return (f"cannot reach {self._where()} after {self.max_retries + 1} tries ({err}): "
-                    "is the server running, and is the base URL right?")
-        return f"{self._where()} kept failing after {self.max_retries + 1} tries: {err}"
+        if isinstance(problem, openai.APIConnectionError):
+            return f"cannot reach {self._where()} after {tries} tries ({problem}): is the server running, and is the base URL right?"
+        if isinstance(problem, str):
+            return f"{problem} (from {self._where()}, {tries} tries)"
+        return f"{self._where()} kept failing after {tries} tries: {problem}"
 
 
 def _first_message(response: Any) -> Any:
