@@ -30,6 +30,9 @@ def plan(state: Mapping[str, Any], target: Mapping[str, Any], tools: Collection[
         pairs.append((missing, twin))
     if strays:
         return ToolCall("cancel_event", {"event_id": strays[0]["id"]})
+    # Place first what fits now: an event whose new time is still taken waits until the event in
+    # its way has moved (a cycle of swaps would stall, but the tools cannot create one from a target).
+    pairs.sort(key=lambda pair: _blocked(events, pair[0], pair[1]))
     for (date, start, end, title, attendees), twin in pairs:
         if twin is None:
             args = {"title": title, "date": date, "start": start, "end": end}
@@ -49,3 +52,10 @@ def plan(state: Mapping[str, Any], target: Mapping[str, Any], tools: Collection[
 
 def _key(event: Mapping[str, Any]) -> tuple:
     return (event["date"], event["start"], event["end"], event["title"], tuple(event["attendees"]))
+
+
+def _blocked(events: list, wanted: tuple, twin: Mapping[str, Any] | None) -> bool:
+    """Whether ``wanted``'s time overlaps an event other than its own twin."""
+    date, start, end = wanted[:3]
+    ignore = twin["id"] if twin is not None else None
+    return any(e["id"] != ignore and e["date"] == date and e["start"] < end and start < e["end"] for e in events)
