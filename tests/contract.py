@@ -27,7 +27,7 @@ def schema_violation(tools: list[dict]) -> str | None:
         props = tool["function"]["parameters"].get("properties", {})
         for name, spec in props.items():
             wrong = {"string": 12345, "integer": "not-a-number", "number": "nan?", "boolean": "maybe",
-                     "array": {"a": 1}, "object": [1]}.get(spec.get("type"))
+                     "array": {"a": 1}, "object": [1]}.get(spec.get("type") if isinstance(spec.get("type"), str) else None)
             if wrong is not None:
                 return json.dumps({"name": tool["function"]["name"], "arguments": {name: wrong}})
     return None

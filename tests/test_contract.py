@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 
 import budgetgym
 from budgetgym.core import SnapshotError, TextEnv
-from conftest import ENV_IDS, make_or_skip
+from registered import ENV_IDS, make_or_skip
 from contract import BAD_ACTIONS, action_sequence, play, schema_violation
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

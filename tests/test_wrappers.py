@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import budgetgym
 from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget, cap_for
-from conftest import TOY_ID
+from registered import TOY_ID
 from toy_env import CounterEnv
 
 WAIT = "say(text='thinking')"  # a valid action that never ends the toy task

@@ -67,7 +67,9 @@ BareParser = Callable[[str], "ToolCall | None"]
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 _CALL_START = re.compile(r"^\[?\s*([A-Za-z_][\w.]*)\s*\(")
-_MAX_CALLS = 32  # one turn may hold several calls, but not an unbounded batch
+MAX_CALLS_PER_STEP = 32  # one turn may hold several calls, but not an unbounded batch
+# C0 controls but tab and newlines: no model writes them, a garbled byte stream does.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def expected_forms(tools: Mapping[str, Tool]) -> str:
@@ -110,6 +112,9 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     stripped = text.strip()
     if not stripped:
         raise _Problem("The action is empty.")
+    control = _CONTROL_CHARACTERS.search(stripped)
+    if control:
+        raise _Problem(f"The action holds a control character ({control.group()!r} at {control.start()}): it is not text.")
     fence = _CODE_FENCE.match(stripped)
     if fence:
         stripped = fence.group(1).strip()
@@ -138,8 +143,8 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
 
     if not calls:
         raise _Problem("No tool call found.")
-    if len(calls) > _MAX_CALLS:
-        raise _Problem(f"Too many calls in one turn ({len(calls)}); at most {_MAX_CALLS}.")
+    if len(calls) > MAX_CALLS_PER_STEP:
+        raise _Problem(f"Too many calls in one turn ({len(calls)}); at most {MAX_CALLS_PER_STEP}.")
     for index, call in enumerate(calls):
         tool = tools.get(call.name)
         if tool is None:

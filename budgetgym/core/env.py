@@ -147,6 +147,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if not self._ready:
             raise RuntimeError("call reset() before step(), and again after the episode has ended")
         previous_progress = self._progress
+        previous_tools = self.tools
         valid, error = True, None
         if not isinstance(action, str):
             valid, error = False, f"The action must be text, got {type(action).__name__}."
@@ -174,6 +175,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         info = self._info(at_reset=False)
         info["action_valid"] = valid
         info["action_error"] = error
+        if self.tools is not previous_tools and self.tools != previous_tools:
+            info["tools"] = self._tool_schemas()  # the family changed the tools (a new user turn, ...)
         if self.render_mode == "human":
             self.render()
         return observation, reward, terminated, truncated, info
@@ -287,11 +290,14 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if at_reset:
             info["action_valid"] = True
             info["action_error"] = None
-            info["tools"] = [tool.openai_schema() for tool in self.tools.values()]
+            info["tools"] = self._tool_schemas()
         admissible = self.admissible_actions()
         if admissible is not None:
             info["admissible_actions"] = admissible
         return info
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        return [tool.openai_schema() for tool in self.tools.values()]
 
     @property
     def turn(self) -> int:

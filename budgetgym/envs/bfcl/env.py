@@ -141,7 +141,6 @@ class BFCLEnv(TextEnv):
         self._ground_truth_calls: list[tuple[ToolCall, ...] | None] = []  # the same, parsed
         self._ground_truth_done = 0  # how many of those steps have run, in order
         self._passed = 0
-        self._tools_changed_at = -1  # the step whose info carries the new tool list
 
     # ------------------------------------------------------------------ TextEnv's part
 
@@ -149,7 +148,6 @@ class BFCLEnv(TextEnv):
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
         self._backend = Backend(self._upstream, task)
         self._passed = 0
-        self._tools_changed_at = -1
         self._start_user_turn(0)
         return self._user_message(0)
 
@@ -174,12 +172,6 @@ class BFCLEnv(TextEnv):
         if self._ground_truth_done < len(self._ground_truth_actions):
             return self._ground_truth_actions[self._ground_truth_done]
         return DONE_ANSWER
-
-    def _info(self, *, at_reset: bool) -> dict[str, Any]:
-        info = super()._info(at_reset=at_reset)
-        if not at_reset and self._turn == self._tools_changed_at:
-            info["tools"] = [tool.openai_schema() for tool in self.tools.values()]
-        return info
 
     # ------------------------------------------------------------------ user turns
 
@@ -208,8 +200,6 @@ class BFCLEnv(TextEnv):
             self._solved = True
             return f"All {total} user turns passed BFCL's checks. The conversation is over."
         self._start_user_turn(index + 1)
-        if str(index + 1) in task["missed_function"]:
-            self._tools_changed_at = self._turn + 1  # the step being taken now
         return self._user_message(index + 1)
 
     def _user_message(self, index: int) -> str:

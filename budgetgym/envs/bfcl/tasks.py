@@ -13,7 +13,7 @@ import functools
 import math
 
 # The core parser's cap on calls in one output (a few BFCL turns have more ground-truth calls).
-from budgetgym.core.actions import _MAX_CALLS as MAX_CALLS_PER_STEP
+from budgetgym.core import MAX_CALLS_PER_STEP
 from budgetgym.core.tasks import Task, read_jsonl
 from budgetgym.envs.bfcl.upstream import load_upstream
 
