@@ -81,7 +81,7 @@ def write_jsonl(records: Iterable[dict[str, Any]], path: Path) -> int:
     count = 0
     with open(path, "w", encoding="utf-8") as handle:
         for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
     return count
 

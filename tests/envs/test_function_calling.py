@@ -1,0 +1,401 @@
+"""budgetgym/FunctionCalling-v0 on its real backends: oracle, failure states, malformed calls, tool
+errors, impossible and ambiguous requests, scoring, determinism and the generators. No mocks."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import random
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import budgetgym  # noqa: F401  (registers the ids)
+from budgetgym.core import SnapshotError, TaskSet, load_failure_states, load_tasks
+from budgetgym.envs.function_calling import FunctionCallingEnv
+from budgetgym.envs.function_calling.assets import shipped_tasks
+from budgetgym.envs.function_calling.domains import DOMAINS
+from budgetgym.envs.function_calling.failures import KINDS
+from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
+from budgetgym.envs.function_calling.scoring import has_fact
+
+ENV_ID = "budgetgym/FunctionCalling-v0"
+TASKS = load_tasks("function_calling")
+FAILURES = load_failure_states("function_calling")
+
+
+def make(**kwargs) -> gym.Env:
+    return gym.make(ENV_ID, **kwargs)
+
+
+def run_oracle(env: gym.Env) -> tuple[dict, int]:
+    """Play the oracle to the end of the episode; return the last info and the steps taken."""
+    steps, info = 0, {}
+    while (action := env.unwrapped.oracle_action()) is not None:
+        _, _, terminated, truncated, info = env.step(action)
+        steps += 1
+        assert info["action_valid"], (action, info["action_error"])
+        if terminated or truncated:
+            break
+    return info, steps
+
+
+def state_of(env: gym.Env) -> dict:
+    return copy.deepcopy(dict(env.unwrapped.backend_state))
+
+
+def first_task(predicate) -> str:
+    return next(t.id for t in TASKS if predicate(t))
+
+
+# ---------------------------------------------------------------------------- assets
+
+
+def test_assets_meet_the_counts():
+    splits = collections.Counter(t.split for t in TASKS)
+    assert len(TASKS) >= 150 and splits["train"] > 0 and splits["test"] > 0
+    assert {t["domain"] for t in TASKS} == set(DOMAINS) and len(DOMAINS) >= 4
+    assert any(t["source"] == "curated" for t in TASKS)
+    for task in TASKS:
+        assert task.max_turns == max(6, 2 * task["oracle_turns"])
+    kinds = collections.Counter(state["kind"] for state in FAILURES)
+    assert len(FAILURES) >= 100 and set(kinds) == set(KINDS) and len(KINDS) >= 5
+    assert len({state["id"] for state in FAILURES}) == len(FAILURES)
+
+
+def test_assets_are_up_to_date_with_their_generators():
+    shipped = [json.loads(json.dumps(record)) for record in shipped_tasks()]
+    assert shipped == [dict(task.data) for task in TASKS]
+
+
+def test_tasks_cover_the_request_types():
+    turns = [turn for task in TASKS for turn in task["turns"]]
+    assert sum(turn["decline"] for turn in turns) >= 20  # impossible requests
+    assert sum(bool(turn["facts"]) for turn in turns) >= 50  # answers that must carry facts
+    assert sum(len(turn["lookups"]) >= 1 for turn in turns) >= 50  # information from a result first
+    assert sum(len(task["turns"]) >= 3 for task in TASKS) >= 50  # real conversations
+    assert any(len(task["tools"]) < len(DOMAINS[task["domain"]].tools) for task in TASKS)  # a tool is missing
+
+
+# ---------------------------------------------------------------------------- oracle
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_oracle_solves_every_task_within_its_budget(split):
+    env = make(split=split)
+    for index in range(len(env.unwrapped.tasks)):
+        env.reset(options={"task_index": index})
+        task = env.unwrapped.task
+        info, steps = run_oracle(env)
+        assert info["success"] and info["progress"] == 1.0, task.id
+        assert steps == task["oracle_turns"] <= task.max_turns, task.id
+
+
+def test_oracle_answers_none_once_the_episode_is_over():
+    env = make()
+    env.reset(options={"task_index": 0})
+    run_oracle(env)
+    assert env.unwrapped.oracle_action() is None
+
+
+# ---------------------------------------------------------------------------- failure states
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast_restore", "replay"])
+def test_every_failure_state_restores_and_the_oracle_recovers(fast):
+    env = make()
+    reference = make()
+    for failure in FAILURES:
+        snapshot = copy.deepcopy(dict(failure["snapshot"]))
+        assert snapshot["task_id"] == failure["task_id"] and failure["description"]
+        assert 0 <= failure["error_step"] < len(snapshot["transcript"])
+        if not fast:
+            snapshot["state"] = None  # the universal path: replay every action
+        observation, info = env.reset(options={"snapshot": snapshot})
+        assert observation == snapshot["transcript"][-1][1]
+        assert info["turn"] == snapshot["turn"] and not info["success"]
+        reference.reset(options={"snapshot": failure["snapshot"]})
+        assert env.unwrapped.backend_state == reference.unwrapped.backend_state, failure["id"]
+        info, steps = run_oracle(env)
+        assert info["success"], failure["id"]
+        assert info["turn"] <= env.unwrapped.task.max_turns
+
+
+def test_a_failure_state_really_holds_its_mistake():
+    # The state-changing kinds leave the service off the oracle's path: the next action repairs.
+    env = make()
+    for failure in FAILURES:
+        if failure["kind"] not in ("wrong_argument", "wrong_tool", "destructive_call"):
+            continue
+        env.reset(options={"snapshot": failure["snapshot"]})
+        base = env.unwrapped
+        turn = base.task["turns"][base.user_turn]
+        domain = DOMAINS[base.task["domain"]]
+        assert domain.project(base.backend_state) != turn["expected"] or turn["decline"], failure["id"]
+
+
+def test_snapshot_mid_turn_restores_the_same_way_both_paths():
+    env = make()
+    env.reset(options={"task_id": first_task(lambda t: len(t["turns"][0]["lookups"]) >= 2)})
+    env.step(env.unwrapped.oracle_action())
+    snapshot = env.unwrapped.snapshot()
+    json.dumps(snapshot)  # JSON-serialisable
+    expected_next = env.unwrapped.oracle_action()
+    for state in (snapshot["state"], None):
+        env.reset(options={"snapshot": {**snapshot, "state": state}})
+        assert env.unwrapped.oracle_action() == expected_next
+
+
+def test_snapshot_is_a_copy_and_restoring_twice_works():
+    env = make()
+    env.reset(options={"task_index": 3})
+    snapshot = env.unwrapped.snapshot()
+    frozen = json.dumps(snapshot, sort_keys=True)
+    for _ in range(2):
+        env.reset(options={"snapshot": snapshot})
+        run_oracle(env)
+    assert json.dumps(snapshot, sort_keys=True) == frozen
+
+
+def test_a_corrupt_fast_state_is_refused():
+    env = make()
+    env.reset(options={"task_index": 0})
+    snapshot = env.unwrapped.snapshot()
+    for bad in ({"backend": [], "user_turn": 0, "turn_calls": []}, {"backend": {}, "user_turn": 99, "turn_calls": []}, 7):
+        with pytest.raises(SnapshotError):
+            env.reset(options={"snapshot": {**snapshot, "state": bad}})
+
+
+# ---------------------------------------------------------------------------- malformed calls
+
+
+MALFORMED = {
+    "unknown tool": '{"name": "format_disk", "arguments": {}}',
+    "missing argument": '{"name": "move", "arguments": {"source": "/docs"}}',
+    "mistyped argument": '{"name": "delete", "arguments": {"path": 17}}',
+    "extra argument": '{"name": "delete", "arguments": {"path": "/x", "force": true}}',
+    "bad JSON": '{"name": "delete", "arguments": {"path": "/x"',
+    "bad call syntax": 'delete(path="/x"',
+    "one bad call among good ones": '[{"name": "make_directory", "arguments": {"path": "/fresh"}}, '
+                                    '{"name": "delete", "arguments": {"path": 3}}]',
+    "one unknown call after a good one": 'make_directory(path="/fresh")\nformat_disk()',
+}
+
+
+@pytest.mark.parametrize("action", list(MALFORMED.values()), ids=list(MALFORMED))
+def test_malformed_calls_are_refused_and_change_nothing(action):
+    env = make()
+    env.reset(options={"task_id": first_task(lambda t: t["domain"] == "filesystem" and "delete" in t["tools"])})
+    before = state_of(env)
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert observation.startswith("Invalid action: ")
+    assert info["action_valid"] is False and info["action_error"] and info["turn"] == 1
+    assert not terminated and reward == 0.0
+    assert state_of(env) == before and env.unwrapped.user_turn == 0
+    assert "make_directory" in observation or "Unknown tool" in observation or "delete" in observation or "move" in observation
+
+
+def test_a_valid_batch_runs_every_call_in_order():
+    env = make()
+    env.reset(options={"task_id": first_task(lambda t: t["domain"] == "filesystem")})
+    observation, *_ , info = env.step('make_directory(path="/fresh")\nwrite_file(path="/fresh/a.txt", content="hi")')
+    assert info["action_valid"]
+    results = [json.loads(line) for line in observation.splitlines()]
+    assert results == [{"created": ["/fresh"]}, {"path": "/fresh/a.txt", "size": 2, "created": True}]
+    assert env.unwrapped.backend_state["files"]["/fresh/a.txt"] == "hi"
+
+
+# ---------------------------------------------------------------------------- tool errors
+
+
+TOOL_ERRORS = [
+    ("filesystem", 'read_file(path="/no/such/file.txt")', "No such file: /no/such/file.txt"),
+    ("filesystem", 'delete(path="/")', "Cannot delete the root directory"),
+    ("filesystem", 'make_directory(path="/a/b/c")', "No such directory: /a/b"),
+    ("messaging", 'send_message(to="Nobody Here", text="hi")', "No contact named 'Nobody Here'"),
+    ("messaging", 'read_message(message_id="m999")', "No message with id 'm999'"),
+    ("calendar", 'create_event(title="x", date="2025-02-01", start="10:00", end="11:00")', "Cannot schedule in the past"),
+    ("calendar", 'create_event(title="x", date="2025-03-04", start="11:00", end="10:00")', "must be after the start"),
+    ("calendar", 'list_events(date="2025-02-30")', "Invalid date: 2025-02-30"),
+    ("banking", 'transfer(from_account="checking", to_account="savings", amount=9999999)', "Insufficient funds"),
+    ("banking", 'transfer(from_account="checking", to_account="savings", amount=1.005)', "at most two decimals"),
+    ("banking", 'transfer(from_account="checking", to_account="checking", amount=1)', "must differ"),
+    ("banking", 'sell_stock(symbol="ZZZZ", quantity=1)', "Unknown symbol 'ZZZZ'"),
+    ("banking", '{"name": "transfer", "arguments": {"from_account": "checking", "to_account": "savings", "amount": NaN}}',
+     "Not an amount"),
+]
+
+
+@pytest.mark.parametrize("domain,action,message", TOOL_ERRORS, ids=[f"{d}:{m}" for d, _, m in TOOL_ERRORS])
+def test_tool_errors_are_observations_and_change_nothing(domain, action, message):
+    env = make()
+    env.reset(options={"task_id": first_task(lambda t: t["domain"] == domain and t["source"] == "generated")})
+    before = state_of(env)
+    observation, _, terminated, _, info = env.step(action)
+    assert info["action_valid"] is True and not terminated
+    assert message in json.loads(observation)["error"]
+    assert state_of(env) == before
+
+
+def test_a_calendar_conflict_names_the_event_in_the_way():
+    env = make()
+    env.reset(options={"task_id": "fc-curated-calendar-dentist-shuffle"})
+    observation, *_ = env.step('reschedule_event(event_id="e1", date="2025-03-06", start="10:30", end="11:30")')
+    assert json.loads(observation) == {"error": "Conflicts with e2 'Budget sync' 10:00-11:00 on 2025-03-06"}
+
+
+# ---------------------------------------------------------------------------- user turns and scoring
+
+
+def test_an_impossible_request_must_be_declined_without_changes():
+    env = make()
+    env.reset(options={"task_id": "fc-curated-filesystem-tax-receipts"})
+    while env.unwrapped.user_turn < 3:
+        env.step(env.unwrapped.oracle_action())
+    assert env.unwrapped.task["turns"][3]["decline"]
+    observation, *_ = env.step("Done, I emailed it.")
+    assert observation.startswith("User: Can that actually be done?") and env.unwrapped.user_turn == 3
+    env.step('delete(path="/documents/taxes/2023/return.txt")')
+    observation, *_ = env.step("Sorry, I can't send emails.")
+    assert "things have changed" in observation and env.unwrapped.user_turn == 3
+    env.step('write_file(path="/documents/taxes/2023/return.txt", content="Tax return 2023: filed\\n")')
+    observation, reward, terminated, _, info = env.step("Sorry, I can't send emails: I only have file tools.")
+    assert terminated and info["success"] and reward == 1.0
+
+
+def test_an_ambiguous_request_is_answered_by_asking():
+    env = make()
+    env.reset(options={"task_id": "fc-curated-messaging-two-alexes"})
+    env.step('find_contact(query="Alex")')
+    observation, *_ = env.step("Which Alex do you mean?")
+    assert "haven't told me" in observation and env.unwrapped.user_turn == 0
+    observation, *_ = env.step("Do you mean Alex Berg or Alex Moreau?")
+    assert observation == "User: Both of them, actually."
+
+
+def test_a_premature_answer_is_refused_and_the_turn_stays_open():
+    env = make(reward_mode="progress")
+    env.reset(options={"task_id": "fc-curated-banking-rent-month"})
+    request = env.unwrapped.task["turns"][0]["request"]
+    observation, reward, terminated, _, info = env.step("Paid the rent: moved 450.00 first.")
+    assert observation == f"User: That isn't right yet: what I asked for isn't all done, or something else was changed. My request was: {request}"
+    assert reward == 0.0 and info["progress"] == 0.0 and not terminated
+    total = 0.0
+    while (action := env.unwrapped.oracle_action()) is not None:
+        _, reward, terminated, _, info = env.step(action)
+        total += reward
+        assert info["progress"] == env.unwrapped.user_turn / len(env.unwrapped.task["turns"])
+    assert terminated and info["success"] and total == pytest.approx(1.0)
+
+
+def test_facts_are_matched_by_value_and_as_whole_words():
+    assert has_fact("The total is $1,250.00.", "1250.00") and has_fact("It is 1250", "1250.00")
+    assert not has_fact("It is 12500", "1250") and not has_fact("room 4821", "482")
+    assert has_fact("Sam Lee said so", "Sam Lee") and not has_fact("Sam Leeds said so", "Sam Lee")
+    assert has_fact("at 9:30", ["09:30", "9:30"]) and not has_fact("at 19:30", ["09:30", "9:30"])
+    assert has_fact("in /notes/keys.txt.", "/notes/keys.txt")
+
+
+def test_sparse_reward_is_paid_once_at_the_end():
+    env = make()
+    env.reset(options={"task_index": 5})
+    rewards = []
+    while (action := env.unwrapped.oracle_action()) is not None:
+        _, reward, terminated, truncated, _ = env.step(action)
+        rewards.append(reward)
+    assert rewards[-1] == 1.0 and sum(rewards) == 1.0 and terminated and not truncated
+
+
+def test_the_budget_truncates_a_stalling_agent():
+    env = make()
+    _, info = env.reset(options={"task_index": 0})
+    for turn in range(1, info["max_turns"] + 1):
+        _, _, terminated, truncated, info = env.step("Let me think about it.")
+        assert not terminated
+    assert truncated and not info["success"]
+
+
+def test_the_first_observation_and_tools_follow_the_task():
+    env = make()
+    task = TASKS.get(first_task(lambda t: len(t["tools"]) < len(DOMAINS[t["domain"]].tools)))
+    observation, info = env.reset(options={"task_id": task.id})
+    assert observation == f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
+    assert [tool["function"]["name"] for tool in info["tools"]] == list(task["tools"])
+    missing = next(name for name in DOMAINS[task["domain"]].tools if name not in task["tools"])
+    observation, *_ = env.step(json.dumps({"name": missing, "arguments": {}}))
+    assert observation.startswith(f"Invalid action: Unknown tool '{missing}'")
+
+
+# ---------------------------------------------------------------------------- robustness and determinism
+
+
+def _argument_values():
+    scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.text(max_size=30),
+                       st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["/", ".", "..", "m1", "e1", "p1", "AAPL"]))
+    return st.recursive(scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                        max_leaves=5)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_calls_never_raise_and_invalid_ones_change_nothing(data):
+    env = make()
+    domain = data.draw(st.sampled_from(sorted(DOMAINS)))
+    env.reset(options={"task_id": first_task(lambda t: t["domain"] == domain)})
+    tools = env.unwrapped.tools
+    for _ in range(3):
+        tool = tools[data.draw(st.sampled_from(sorted(tools)))]
+        arguments = {name: data.draw(_argument_values()) for name in tool.param_names if data.draw(st.booleans())}
+        before = state_of(env)
+        observation, _, terminated, truncated, info = env.step(json.dumps({"name": tool.name, "arguments": arguments}))
+        assert isinstance(observation, str)
+        if not info["action_valid"]:
+            assert state_of(env) == before
+        else:
+            for line in observation.splitlines():
+                json.loads(line)
+        if terminated or truncated:
+            break
+
+
+def test_same_task_and_actions_give_the_same_observations():
+    def transcript(seed):
+        env = make()
+        env.reset(seed=seed, options={"task_index": 11})
+        rng = random.Random(0)
+        out = []
+        while (action := env.unwrapped.oracle_action()) is not None:
+            if rng.random() < 0.3:
+                action = rng.choice(['list_directory(path="/")', "I am done.", '{"bad": ', 'read_file(path="/nope")'])
+            observation, _, terminated, truncated, _ = env.step(action)
+            out.append(observation)
+            if terminated or truncated:
+                break
+        return out
+    assert transcript(1) == transcript(1) == transcript(2)
+
+
+def test_generators_are_reproducible(tmp_path):
+    first = generate_tasks(seed=5, n=12)
+    assert first == generate_tasks(seed=5, n=12)
+    assert generate_tasks(seed=5, n=4) == first[:4]  # task i does not depend on n
+    assert [t["initial_state"] for t in generate_tasks(seed=6, n=4)] != [t["initial_state"] for t in first[:4]]
+    for name in ("a.jsonl", "b.jsonl"):
+        assert generate_main(["--seed", "5", "--n", "12", "--out", str(tmp_path / name)]) == 0
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()] == \
+        [json.loads(json.dumps(t)) for t in first]
+
+
+def test_freshly_generated_tasks_run_in_the_env():
+    records = generate_tasks(seed=11, n=40)
+    env = FunctionCallingEnv(tasks=TaskSet(records), split="test")
+    for index in range(len(env.tasks)):
+        env.reset(options={"task_index": index})
+        assert env.task.split == "test"
+        while (action := env.oracle_action()) is not None:
+            env.step(action)
+        assert env._solved, env.task.id
