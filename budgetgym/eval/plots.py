@@ -19,7 +19,7 @@ def budget_label(budget: int | float) -> str:
     return f"{budget:.0%}" if isinstance(budget, float) else f"{budget} turns"
 
 
-def _figure(panels: int, width: float = 4.6, height: float = 3.6) -> tuple[Any, list[Any]]:
+def _figure(panels: int, width: float = 5.2, height: float = 3.8) -> tuple[Any, list[Any]]:
     figure_module = require("matplotlib.figure", "PNG plots")
     columns = min(panels, 3)
     rows = math.ceil(panels / columns)
@@ -64,7 +64,7 @@ def plot_pass_heatmaps(summary: Mapping[str, Any], path: str | Path) -> Path:
                          signed=False)
         axis.set_title(_title(group), fontsize=9)
     figure.colorbar(image, ax=axes, label="Pass@(K,T)", shrink=0.8)
-    figure.suptitle("Pass@(K,T): success within T turns in at least one of K attempts")
+    figure.suptitle("Pass@(K,T): solved within T turns in one of K attempts", fontsize=10)
     figure.savefig(path, dpi=110)
     return Path(path)
 
@@ -88,7 +88,7 @@ def plot_pass_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
         axis.grid(alpha=0.3)
         axis.set_title(_title(group), fontsize=9)
         axis.legend(fontsize=8, loc="lower right")
-    figure.suptitle("Pass@K per turn budget T (bands: bootstrap CI over tasks)")
+    figure.suptitle("Pass@K per turn budget T (bands: bootstrap CI over tasks)", fontsize=10)
     figure.savefig(path, dpi=110)
     return Path(path)
 

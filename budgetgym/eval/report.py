@@ -207,7 +207,10 @@ def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None
 
 
 def _console() -> Any:
-    return require("rich.console", "terminal tables").Console()
+    console_module = require("rich.console", "terminal tables")
+    console = console_module.Console()
+    # Rich assumes 80 columns when writing to a file or pipe: too narrow for a Pass@K row with CIs.
+    return console if console.is_terminal else console_module.Console(width=120)
 
 
 def print_recovery(result: Mapping[str, Any], console: Any = None) -> None:

@@ -10,7 +10,7 @@ from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import ProcessExecutor
 from budgetgym.eval.sweep import run_sweep
 from chat_server import API_KEY, MODEL, ChatServer, completion, counter_solver, error
-from conftest import TOY_ID
+from eval_support import TOY_ID
 
 pytest.importorskip("openai")
 

@@ -7,7 +7,7 @@ import pytest
 from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent, RandomAgent, make_agent
 from budgetgym.eval.agents.scripted import random_value
 from budgetgym.eval.episodes import play_episode
-from conftest import TOY_ID
+from eval_support import TOY_ID
 
 
 def test_oracle_solves_every_toy_task_in_the_fewest_turns():

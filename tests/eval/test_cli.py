@@ -5,7 +5,7 @@ import json
 import pytest
 
 from budgetgym.cli import main
-from conftest import TOY_ID
+from eval_support import TOY_ID
 
 
 def run(capsys, *argv):

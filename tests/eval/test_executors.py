@@ -8,7 +8,7 @@ from budgetgym.eval.agents import NoisyOracleAgent
 from budgetgym.eval.executors import ProcessExecutor, RayExecutor, chunked
 from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
 from budgetgym.eval.sweep import run_sweep
-from conftest import TESTS_DIR, TOY_ID
+from eval_support import TESTS_DIR, TOY_ID
 
 SWEEP = dict(tasks=10, k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
 

@@ -3,7 +3,7 @@ import pytest
 
 from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent, RandomAgent
 from budgetgym.eval.probes import matched_clean_snapshot, oracle_path_states, run_action_quality_probe, run_recovery_probe
-from conftest import TOY_ID, failure_state
+from eval_support import TOY_ID, failure_state
 
 
 def test_matched_clean_state_is_the_oracles_state_at_the_same_turn(toy_failure_states):

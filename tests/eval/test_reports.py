@@ -8,7 +8,7 @@ import pytest
 from budgetgym.eval.agents import NoisyOracleAgent, RandomAgent
 from budgetgym.eval.report import compare, infer_grid, summarize, write_comparison, write_report
 from budgetgym.eval.sweep import run_sweep
-from conftest import TOY_ID
+from eval_support import TOY_ID
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -10,7 +10,7 @@ from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent
 from budgetgym.eval.episode_log import read_records
 from budgetgym.eval.metrics import pass_grid, solved_within
 from budgetgym.eval.sweep import plan_sweep, run_sweep
-from conftest import TESTS_DIR, TOY_ID
+from eval_support import TESTS_DIR, TOY_ID
 
 BUDGETS = (0.25, 0.5, 2, 1.0)
 KS = (1, 2, 4)
