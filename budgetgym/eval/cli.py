@@ -72,8 +72,9 @@ def _tasks(text: str | None) -> Any:
 # ------------------------------------------------------------------ shared options
 
 
-def _add_agent_options(parser: argparse.ArgumentParser, *names: str) -> None:
-    for name, default in names:
+def _add_agent_options(parser: argparse.ArgumentParser, *agents: tuple[str, str]) -> None:
+    """One option per (name, default agent), and the options of served models."""
+    for name, default in agents:
         parser.add_argument(f"--{name}", default=default,
                             help="oracle, random, noisy-oracle, noisy-oracle:P (mistake share P), or openai:MODEL")
     chat = parser.add_argument_group("served models (openai:MODEL)")

@@ -184,10 +184,34 @@ def print_summary(summary: Mapping[str, Any], console: Any = None) -> None:
                           "-" if turns is None else f"{turns:.1f}")
         console.print(table)
     if summary.get("reveal_comparison"):
+        print_reveal_side_by_side(summary, console)
         print_comparison(summary["reveal_comparison"], console)
     if summary.get("shortcut"):
         console.print(f"[dim]Note: {summary['shortcut']['note']} Episodes saved: "
                       f"{summary['shortcut']['episodes_saved']}.[/dim]", soft_wrap=True)
+
+
+def print_reveal_side_by_side(summary: Mapping[str, Any], console: Any = None) -> None:
+    """Per env and agent: Pass@1 and Pass@(largest K) under each reveal mode, next to each other."""
+    console = console or _console()
+    table_module = require("rich.table", "terminal tables")
+    by_agent: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = defaultdict(dict)
+    for group in summary["groups"]:
+        by_agent[(group["env"], group["agent"])][group["reveal"]] = group
+    ks = sorted({summary["ks"][0], summary["ks"][-1]})
+    for (env, agent), groups in by_agent.items():
+        if len(groups) < 2:
+            continue
+        table = table_module.Table(title=f"{env} | {agent} | unannounced vs announced caps", title_justify="left")
+        table.add_column("T", justify="right")
+        for k in ks:
+            for reveal in groups:
+                table.add_column(f"Pass@{k} {reveal}", justify="right")
+        for budget in summary["budgets"]:
+            values = {(g["reveal"], c["k"]): c["pass"] for g in groups.values() for c in g["cells"]
+                      if c["budget"] == budget}
+            table.add_row(budget_label(budget), *(f"{values[(reveal, k)]:.2f}" for k in ks for reveal in groups))
+        console.print(table)
 
 
 def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None:

@@ -131,9 +131,9 @@ def run_sweep(
     Returns the sweep's records; with ``out`` the file holds them in canonical order.
     """
     ks = sorted({int(v) for v in _as_tuple(k)})
-    attempts = n if n is not None else max(ks)
     if not ks or ks[0] < 1:
         raise ValueError(f"every K must be >= 1, got {k!r}")
+    attempts = n if n is not None else ks[-1]
     if attempts < ks[-1]:
         raise ValueError(f"n={attempts} attempts per task cannot estimate pass@{ks[-1]}: n must be >= max(K)")
     budgets = tuple(_as_tuple(budgets))
