@@ -355,8 +355,9 @@ def test_random_calls_never_raise_and_invalid_ones_change_nothing(data):
         if not info["action_valid"]:
             assert state_of(env) == before
         else:
-            for line in observation.splitlines():
-                json.loads(line)
+            # One JSON result per call, separated by "\n" (text may hold U+2028 or U+0085, which
+            # str.splitlines would also split on).
+            assert len([json.loads(line) for line in observation.split("\n")]) == 1
         if terminated or truncated:
             break
 

@@ -9,7 +9,6 @@ complete, fast snapshot of the domain.
 
 from __future__ import annotations
 
-import json
 import pickle
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Mapping
@@ -28,11 +27,6 @@ def object_schema(properties: Mapping[str, Any], required: Collection[str] = ())
         "required": list(required),
         "additionalProperties": False,
     }
-
-
-def call_key(name: str, arguments: Mapping[str, Any]) -> str:
-    """A canonical text for one call, so two spellings of the same call compare equal."""
-    return json.dumps([name, arguments], sort_keys=True, ensure_ascii=False)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ Action Space:
 
 Observation Space:
     Text. At reset: the service's introduction and the user's first request (``User: ...``). After
-    tool calls: one JSON result per call, one per line. After a message: the user's next request,
+    tool calls: one JSON result per call, separated by "\n". After a message: the user's next request,
     or, when the answer is not accepted, the user's objection with the request restated.
 
 Rewards:
@@ -54,7 +54,7 @@ import json
 from typing import Any, Mapping
 
 from budgetgym.core import Action, SnapshotError, Task, TextEnv, Tool
-from budgetgym.envs.function_calling.domain import Domain, ToolError, call_key, copy_state
+from budgetgym.envs.function_calling.domain import Domain, ToolError, copy_state
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.envs.function_calling.scoring import turn_problem
 
@@ -82,7 +82,8 @@ class FunctionCallingEnv(TextEnv):
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
-        self._turn_calls: set[str] = set()
+        # The calls made in the current user turn, as [name, arguments] (the oracle skips lookups made).
+        self._turn_calls: list[list[Any]] = []
         self._tool_sets: dict[str, dict[str, Tool]] = {}
 
     # ------------------------------------------------------------------ TextEnv hooks
@@ -92,7 +93,7 @@ class FunctionCallingEnv(TextEnv):
         self._use_task(task)
         self._backend = self._domain.backend(copy_state(task["initial_state"]))  # type: ignore[union-attr]
         self._user_turn = 0
-        self._turn_calls = set()
+        self._turn_calls = []
         return f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
 
     def _execute(self, action: Action) -> str:
@@ -104,7 +105,7 @@ class FunctionCallingEnv(TextEnv):
                 result = self.tools[call.name].function(self._backend, **call.arguments)
             except ToolError as err:
                 result = {"error": str(err)}
-            self._turn_calls.add(call_key(call.name, call.arguments))
+            self._turn_calls.append([call.name, call.arguments])
             results.append(json.dumps(result, ensure_ascii=False))
         return "\n".join(results)
 
@@ -119,7 +120,8 @@ class FunctionCallingEnv(TextEnv):
             return None
         turn = task["turns"][self._user_turn]
         for lookup in turn["lookups"]:
-            if lookup["name"] in self.tools and call_key(lookup["name"], lookup["arguments"]) not in self._turn_calls:
+            # List equality compares the argument dicts whatever their key order.
+            if lookup["name"] in self.tools and [lookup["name"], lookup["arguments"]] not in self._turn_calls:
                 return json.dumps(lookup, ensure_ascii=False)
         repair = self._domain.plan(self._backend.state, turn["expected"], self.tools)  # type: ignore[union-attr]
         if repair is not None:
@@ -130,7 +132,7 @@ class FunctionCallingEnv(TextEnv):
         return {
             "backend": copy_state(self._backend.state),
             "user_turn": self._user_turn,
-            "turn_calls": sorted(self._turn_calls),
+            "turn_calls": copy_state(self._turn_calls),
         }
 
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
@@ -140,12 +142,13 @@ class FunctionCallingEnv(TextEnv):
             or not isinstance(state.get("user_turn"), int)
             or not 0 <= state["user_turn"] <= len(task["turns"])
             or not isinstance(state.get("turn_calls"), list)
+            or not all(isinstance(c, list) and len(c) == 2 and isinstance(c[1], dict) for c in state["turn_calls"])
         ):
             raise SnapshotError("corrupt function-calling state: expected backend, user_turn and turn_calls")
         self._use_task(task)
         self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
-        self._turn_calls = set(state["turn_calls"])
+        self._turn_calls = copy_state(state["turn_calls"])
 
     # ------------------------------------------------------------------ helpers
 
@@ -176,7 +179,7 @@ class FunctionCallingEnv(TextEnv):
         if problem is not None:
             return f"User: {problem} My request was: {turn['request']}"
         self._user_turn += 1
-        self._turn_calls = set()
+        self._turn_calls = []
         self._progress = self._user_turn / len(turns)
         if self._user_turn == len(turns):
             self._solved = True
