@@ -56,7 +56,7 @@ def timed_sweeps(env_ids: list[str], executor, tasks: int, shortcut: bool) -> tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", action="append", default=None, help="env ids (default: the registered defaults)")
-    parser.add_argument("--tasks", type=int, default=20, help="tasks per env")
+    parser.add_argument("--tasks", type=int, default=100, help="tasks per env (the first n)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     register_toy_env()
