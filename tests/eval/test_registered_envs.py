@@ -2,8 +2,10 @@
 
 import pytest
 
+import registered
 from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent
 from budgetgym.eval.cli import default_env_ids
+from budgetgym.eval.executors import ProcessExecutor
 from budgetgym.eval.metrics import pass_grid
 from budgetgym.eval.probes import run_recovery_probe
 from budgetgym.eval.report import summarize, write_report
@@ -40,3 +42,23 @@ def test_the_oracle_recovers_from_every_curated_failure_state(env_id):
     for row in result["kinds"]:
         assert row["failure_recovery"] == 1.0 and row["clean_success"] == 1.0, row
     assert result["kinds"][-1]["states"] >= 10
+
+
+@pytest.mark.parametrize("env_id", registered.ENV_IDS)
+def test_a_small_sweep_on_every_registered_id(env_id, tmp_path):
+    registered.make_or_skip(env_id).close()  # an adapter without its extra is skipped, with its reason
+    out = tmp_path / "episodes.jsonl"
+    result = run_sweep(env_id, NoisyOracleAgent(0.3), tasks=4, k=(1, 2), budgets=(0.5, 1.0),
+                       reveal=("none", "remaining"), out=out)
+    assert result.ran == result.planned == 4 * 2 * (1 + 2)
+    assert {(r["reveal"], r["budget"]) for r in result.records} == {("none", None), ("remaining", 0.5),
+                                                                   ("remaining", 1.0)}
+    assert all(r["turns"] <= r["cap"] and len(r["actions"]) == r["turns"] for r in result.records)
+
+
+def test_processes_equal_serial_on_a_real_env(tmp_path):
+    sweep = dict(tasks=12, k=(1, 2, 4), budgets=(0.5, 1.0), reveal=("none", "total"), seed=3)
+    run_sweep("budgetgym/FunctionCalling-v0", NoisyOracleAgent(0.3), out=tmp_path / "serial.jsonl", **sweep)
+    run_sweep("budgetgym/FunctionCalling-v0", NoisyOracleAgent(0.3), out=tmp_path / "processes.jsonl",
+              executor=ProcessExecutor(2), **sweep)
+    assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "processes.jsonl").read_bytes()
