@@ -151,9 +151,7 @@ def main() -> None:
     snapshots = [dict(state["snapshot"]) for state in load_failure_states("function_calling")]
     replayed = [{**snapshot, "state": None} for snapshot in snapshots]
     parse, validate = parsing_samples(bare, solutions)
-    step_samples = []
-    for index, actions in enumerate(solutions):
-        step_samples.append(lambda i=index: bare.reset(options={"task_index": i}))
+    resets = [lambda i=index: bare.reset(options={"task_index": i}) for index in range(len(solutions))]
 
     result = {
         "env": ENV_ID,
@@ -166,7 +164,7 @@ def main() -> None:
             "live_oracle_bare_env": live_oracle_rate(bare, args.repeats),
         },
         "latency": {
-            "reset": _per_call_us(step_samples, args.repeats),
+            "reset": _per_call_us(resets, args.repeats),
             "snapshot": _per_call_us([lambda: bare.snapshot()], 2000),
             "restore_fast": _per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in snapshots], args.repeats),
             "restore_replay": _per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in replayed], 1),

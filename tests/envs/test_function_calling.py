@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core import SnapshotError, TaskSet, load_failure_states, load_tasks
 from budgetgym.envs.function_calling import FunctionCallingEnv
-from budgetgym.envs.function_calling.assets import shipped_tasks
+from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_tasks
 from budgetgym.envs.function_calling.domains import DOMAINS
-from budgetgym.envs.function_calling.failures import KINDS
+from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states
 from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
 from budgetgym.envs.function_calling.scoring import has_fact
 
@@ -69,6 +69,11 @@ def test_assets_meet_the_counts():
 def test_assets_are_up_to_date_with_their_generators():
     shipped = [json.loads(json.dumps(record)) for record in shipped_tasks()]
     assert shipped == [dict(task.data) for task in TASKS]
+
+
+def test_failure_states_are_up_to_date_with_their_generator():
+    regenerated = generate_failure_states(TASKS, FAILURES_PER_KIND)
+    assert json.loads(json.dumps(regenerated)) == [json.loads(json.dumps(dict(state))) for state in FAILURES]
 
 
 def test_tasks_cover_the_request_types():
@@ -125,16 +130,19 @@ def test_every_failure_state_restores_and_the_oracle_recovers(fast):
 
 
 def test_a_failure_state_really_holds_its_mistake():
-    # The state-changing kinds leave the service off the oracle's path: the next action repairs.
+    # The state-changing kinds leave the service in a state the clean solution never passes through.
     env = make()
     for failure in FAILURES:
         if failure["kind"] not in ("wrong_argument", "wrong_tool", "destructive_call"):
             continue
+        env.reset(options={"task_id": failure["task_id"]})
+        project = DOMAINS[env.unwrapped.task["domain"]].project
+        clean = [json.dumps(project(env.unwrapped.backend_state), sort_keys=True)]
+        while (action := env.unwrapped.oracle_action()) is not None:
+            env.step(action)
+            clean.append(json.dumps(project(env.unwrapped.backend_state), sort_keys=True))
         env.reset(options={"snapshot": failure["snapshot"]})
-        base = env.unwrapped
-        turn = base.task["turns"][base.user_turn]
-        domain = DOMAINS[base.task["domain"]]
-        assert domain.project(base.backend_state) != turn["expected"] or turn["decline"], failure["id"]
+        assert json.dumps(project(env.unwrapped.backend_state), sort_keys=True) not in clean, failure["id"]
 
 
 def test_snapshot_mid_turn_restores_the_same_way_both_paths():
@@ -347,6 +355,9 @@ def test_random_calls_never_raise_and_invalid_ones_change_nothing(data):
     env.reset(options={"task_id": first_task(lambda t: t["domain"] == domain)})
     tools = env.unwrapped.tools
     for _ in range(3):
+        if data.draw(st.booleans()) and data.draw(st.booleans()):
+            env.step(data.draw(st.text(min_size=1, max_size=40)))  # a message (or junk): scored, never raises
+            continue
         tool = tools[data.draw(st.sampled_from(sorted(tools)))]
         arguments = {name: data.draw(_argument_values()) for name in tool.param_names if data.draw(st.booleans())}
         before = state_of(env)

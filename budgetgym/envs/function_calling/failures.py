@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import gymnasium as gym
 
 from budgetgym.core import Task, TaskSet, ToolCall
+from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS
 
 ENV_ID = "budgetgym/FunctionCalling-v0"
@@ -65,6 +66,10 @@ def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) 
     base = env.unwrapped
     domain = DOMAINS[task["domain"]]
     steps = oracle_trajectory(env, task)
+    # Every state the clean solution passes through: a state-changing mistake must leave this path
+    # (selling early what a later request sells is not a mistake the failure state can show).
+    clean = {_fingerprint(domain, snapshot["state"]["backend"]) for snapshot, _ in steps}
+    clean.add(_fingerprint(domain, base.backend_state))
     points = list(range(len(steps)))
     rng.shuffle(points)
     for point in points:
@@ -108,13 +113,11 @@ def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) 
             description = f"called {_describe(call)} where {_describe(intended_call)} was needed"
         if mistake == intended:
             continue  # the "mistake" is what the oracle would do anyway
-        before = json.dumps(domain.project(state), sort_keys=True)
         _, _, terminated, truncated, info = env.step(mistake)
         if terminated or truncated or not info["action_valid"]:
             continue
-        observation = base.transcript[-1][1]
-        changed = json.dumps(domain.project(base.backend_state), sort_keys=True) != before
-        if kind in ("wrong_argument", "wrong_tool", "destructive_call") and (not changed or '"error"' in observation):
+        off_path = _fingerprint(domain, base.backend_state) not in clean
+        if kind in ("wrong_argument", "wrong_tool", "destructive_call") and not off_path:
             continue
         failure = base.snapshot()
         if not _oracle_recovers(env, failure):
@@ -128,6 +131,10 @@ def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) 
             "snapshot": failure,
         }
     return None
+
+
+def _fingerprint(domain: Domain, state: Mapping[str, Any]) -> str:
+    return json.dumps(domain.project(state), sort_keys=True)
 
 
 def _oracle_recovers(env: gym.Env, snapshot: dict[str, Any]) -> bool:
