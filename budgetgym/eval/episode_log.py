@@ -57,7 +57,7 @@ class EpisodeLog:
             for record in read_records(self.path):
                 existing[episode_key(record)] = record
             self._drop_partial_line()
-        self._handle = open(self.path, "a", encoding="utf-8")
+        self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (held across appends; close() closes it)
         return existing
 
     def append(self, record: Mapping[str, Any]) -> None:

@@ -41,8 +41,8 @@ def _heatmap(axis: Any, group: Mapping[str, Any], budgets: Sequence[Any], ks: Se
     axis.set_xlabel("K (attempts)")
     axis.set_ylabel("T (turn budget)")
     middle = (vmin + vmax) / 2
-    for row, budget in enumerate(budgets):
-        for column, k in enumerate(ks):
+    for row in range(len(budgets)):
+        for column in range(len(ks)):
             cell = grid[row][column]
             if not math.isnan(cell):
                 light = abs(cell) > 0.5 * vmax if signed else cell < middle
@@ -59,7 +59,7 @@ def plot_pass_heatmaps(summary: Mapping[str, Any], path: str | Path) -> Path:
     """One Pass@(K,T) heatmap per (env, agent, reveal) group."""
     groups = summary["groups"]
     figure, axes = _figure(len(groups))
-    for axis, group in zip(axes, groups):
+    for axis, group in zip(axes, groups, strict=True):
         image = _heatmap(axis, group, summary["budgets"], summary["ks"], cmap="viridis", vmin=0.0, vmax=1.0,
                          signed=False)
         axis.set_title(_title(group), fontsize=9)
@@ -73,7 +73,7 @@ def plot_pass_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
     """Pass@K against K, one line per T, one panel per group."""
     groups = summary["groups"]
     figure, axes = _figure(len(groups))
-    for axis, group in zip(axes, groups):
+    for axis, group in zip(axes, groups, strict=True):
         for budget in summary["budgets"]:
             cells = sorted((c for c in group["cells"] if c["budget"] == budget), key=lambda c: c["k"])
             ks = [c["k"] for c in cells]
@@ -99,7 +99,7 @@ def plot_difference_heatmaps(comparison: Mapping[str, Any], path: str | Path) ->
     figure, axes = _figure(len(groups))
     largest = max((abs(c["pass"]) for g in groups for c in g["cells"]), default=0.0)
     bound = max(largest, 0.05)
-    for axis, group in zip(axes, groups):
+    for axis, group in zip(axes, groups, strict=True):
         image = _heatmap(axis, group, comparison["budgets"], comparison["ks"], cmap="RdBu", vmin=-bound,
                          vmax=bound, signed=True)
         axis.set_title(f"{group['env']}, reveal={group['reveal']}", fontsize=9)

@@ -9,7 +9,8 @@ from budgetgym.eval._extras import require
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, description: str, enabled: bool = True, unit: str = "ep") -> Iterator[Callable[[int], None]]:
+def progress_bar(total: int, description: str, enabled: bool = True,
+                 unit: str = "ep") -> Iterator[Callable[[int], None]]:
     """Yield ``advance(n)``; shows ``description [bar] done/total  rate  elapsed  eta`` when enabled."""
     if not enabled:
         yield lambda n=1: None

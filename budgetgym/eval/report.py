@@ -144,7 +144,8 @@ def write_report(summary: Mapping[str, Any], out_dir: str | Path) -> dict[str, P
     files["heatmap"] = plot_pass_heatmaps(summary, out / "pass_heatmap.png")
     files["curves"] = plot_pass_curves(summary, out / "pass_curves.png")
     if summary.get("reveal_comparison"):
-        files["reveal_difference"] = plot_difference_heatmaps(summary["reveal_comparison"], out / "reveal_difference.png")
+        files["reveal_difference"] = plot_difference_heatmaps(summary["reveal_comparison"],
+                                                              out / "reveal_difference.png")
     return files
 
 

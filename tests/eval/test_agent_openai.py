@@ -41,7 +41,8 @@ def test_several_tool_calls_in_one_turn():
         server.reply(completion(tool_calls=[("add", {"n": 3}), ("add", {"n": 2})]))
         result = play_episode(gym.make(TOY_ID), agent_for(server), seed=0, options={"task_id": "toy-03"})
     assert result.success and result.turns == 1
-    assert json.loads(result.actions[0]) == [{"name": "add", "arguments": {"n": 3}}, {"name": "add", "arguments": {"n": 2}}]
+    assert json.loads(result.actions[0]) == [{"name": "add", "arguments": {"n": 3}},
+                                             {"name": "add", "arguments": {"n": 2}}]
 
 
 def test_text_mode_puts_the_tools_in_the_prompt():
@@ -90,7 +91,8 @@ def test_server_down():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    agent = OpenAIChatAgent(MODEL, base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, max_retries=1, backoff=0.001)
+    agent = OpenAIChatAgent(MODEL, base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, max_retries=1,
+                            backoff=0.001)
     with pytest.raises(AgentError, match="cannot reach http://127.0.0.1:.* is the server running"):
         play_episode(gym.make(TOY_ID), agent, seed=0, options={"task_id": "toy-00"})
 
@@ -165,7 +167,7 @@ def test_a_sweep_through_the_server_is_the_same_on_processes(tmp_path):
         agent = agent_for(server, tool_mode="native")
         sweep = dict(tasks=5, k=(1, 2), budgets=(0.5, 1.0), seed=1)
         serial = run_sweep(TOY_ID, agent, out=tmp_path / "serial.jsonl", **sweep)
-        processes = run_sweep(TOY_ID, agent, out=tmp_path / "processes.jsonl", executor=ProcessExecutor(2), **sweep)
+        run_sweep(TOY_ID, agent, out=tmp_path / "processes.jsonl", executor=ProcessExecutor(2), **sweep)
     assert all(r["success"] for r in serial.records) and serial.records[0]["agent"] == f"openai:{MODEL}"
     assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "processes.jsonl").read_bytes()
     assert len(server.requests) == 2 * sum(r["turns"] for r in serial.records)

@@ -2,7 +2,8 @@ import gymnasium as gym
 import pytest
 
 from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent, RandomAgent
-from budgetgym.eval.probes import matched_clean_snapshot, oracle_path_states, run_action_quality_probe, run_recovery_probe
+from budgetgym.eval.probes import (matched_clean_snapshot, oracle_path_states, run_action_quality_probe,
+                                   run_recovery_probe)
 from eval_support import TOY_ID, failure_state
 
 

@@ -206,7 +206,8 @@ class OpenAIChatAgent:
                 raise AgentError(f"{self._where()} refused the API key (HTTP {err.status_code}): "
                                  "check --api-key or $OPENAI_API_KEY") from err
             except openai.PermissionDeniedError as err:
-                raise AgentError(f"{self._where()} denied access to model {self.model!r} (HTTP 403): {err.message}") from err
+                raise AgentError(f"{self._where()} denied access to model {self.model!r} (HTTP 403): "
+                                 f"{err.message}") from err
             except openai.NotFoundError as err:
                 raise AgentError(f"{self._where()} answered 404 for model {self.model!r}: the model name is wrong, "
                                  "or the base URL is (an OpenAI-compatible root usually ends with /v1)") from err
@@ -232,13 +233,15 @@ class OpenAIChatAgent:
                 return message
             failures += 1
             if failures > self.max_retries:
-                raise AgentError(self._gave_up(problem, failures)) from (problem if isinstance(problem, Exception) else None)
+                cause = problem if isinstance(problem, Exception) else None
+                raise AgentError(self._gave_up(problem, failures)) from cause
             time.sleep(self.backoff * 2 ** (failures - 1))
 
     def _gave_up(self, problem: Any, tries: int) -> str:
         openai = require("openai", "the OpenAI-compatible chat agent")
         if isinstance(problem, openai.APIConnectionError):
-            return f"cannot reach {self._where()} after {tries} tries ({problem}): is the server running, and is the base URL right?"
+            return (f"cannot reach {self._where()} after {tries} tries ({problem}): is the server running, "
+                    "and is the base URL right?")
         if isinstance(problem, str):
             return f"{problem} (from {self._where()}, {tries} tries)"
         return f"{self._where()} kept failing after {tries} tries: {problem}"

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 from budgetgym.eval.agents.base import Agent
-from budgetgym.eval.episodes import continue_episode, play_episode
+from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
 from budgetgym.eval.metrics import bootstrap_ci
 from budgetgym.eval.progress import progress_bar
@@ -107,7 +107,8 @@ def run_recovery_probe(
             "kinds": summarize_recovery(episodes, bootstrap=bootstrap, seed=seed), "episodes": episodes}
 
 
-def summarize_recovery(episodes: Sequence[Mapping[str, Any]], *, bootstrap: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+def summarize_recovery(episodes: Sequence[Mapping[str, Any]], *, bootstrap: int = 1000,
+                       seed: int = 0) -> list[dict[str, Any]]:
     """Per failure kind (and "all"): success from the failure states and from the clean ones, and the
     gap, with a bootstrap CI over states (a state's rate is the mean over its attempts)."""
     per_state: dict[str, dict[str, list[bool]]] = defaultdict(lambda: {arm: [] for arm in ARMS})
