@@ -139,11 +139,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     executor = _executor(args)
     started = time.perf_counter()
     ran = 0
-    for env_id in env_ids:
-        result = run_sweep(env_id, agent, tasks=_tasks(args.tasks), k=ks, budgets=budgets,
-                           reveal=args.reveal, seed=args.seed, executor=executor, out=episodes_path, n=args.n,
-                           shortcut=not args.no_shortcut, progress=not args.no_progress)
-        ran += result.ran
+    try:
+        for env_id in env_ids:
+            result = run_sweep(env_id, agent, tasks=_tasks(args.tasks), k=ks, budgets=budgets,
+                               reveal=args.reveal, seed=args.seed, executor=executor, out=episodes_path, n=args.n,
+                               shortcut=not args.no_shortcut, progress=not args.no_progress)
+            ran += result.ran
+    except KeyboardInterrupt:
+        print(f"budgetgym: interrupted; the finished episodes are in {episodes_path}: run the same command to "
+              "resume", file=sys.stderr)
+        return 130
     wanted = set(env_ids)
     records = [r for r in read_records(episodes_path) if r["env"] in wanted and r["agent"] == agent.name
                and r["reveal"] in args.reveal]
