@@ -10,10 +10,15 @@ complete, fast snapshot of the domain.
 from __future__ import annotations
 
 import pickle
+import random
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
 
 from budgetgym.core import Tool, ToolCall
+
+if TYPE_CHECKING:  # drafting imports this module
+    from budgetgym.envs.function_calling.drafting import Draft
+
 
 class ToolError(Exception):
     """A tool refused the call (file not found, insufficient funds, ...): a normal observation."""
@@ -38,11 +43,11 @@ class Mistakes:
     """
 
     #: the same tool with one argument wrong (another account, path, recipient, time, amount).
-    wrong_argument: Callable[[ToolCall, Mapping[str, Any], Any], ToolCall | None]
+    wrong_argument: Callable[[ToolCall, Mapping[str, Any], random.Random], ToolCall | None]
     #: a different, state changing tool where the oracle's one was meant (copy for move, ...).
-    wrong_tool: Callable[[ToolCall, Mapping[str, Any], Any], ToolCall | None]
+    wrong_tool: Callable[[ToolCall, Mapping[str, Any], random.Random], ToolCall | None]
     #: a destructive call on something the user wanted kept (delete, cancel, sell).
-    destructive: Callable[[Mapping[str, Any], Any], ToolCall | None]
+    destructive: Callable[[Mapping[str, Any], random.Random], ToolCall | None]
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class Domain:
     tools: Mapping[str, Tool]
     project: Callable[[Mapping[str, Any]], dict[str, Any]]
     plan: Callable[[Mapping[str, Any], Mapping[str, Any], Collection[str]], ToolCall | None]
-    generate: Callable[[Any], dict[str, Any]]
+    generate: Callable[[random.Random], Draft]
     mistakes: Mistakes
 
 

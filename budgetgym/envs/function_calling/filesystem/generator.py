@@ -123,13 +123,12 @@ def rename_file(rng: random.Random, draft: Draft) -> None:
 
 
 def backup_copy(rng: random.Random, draft: Draft) -> None:
-    path = rng.choice(_files(draft))
     folder = f"/backup/{rng.choice(['2025', 'weekly', 'important'])}"
+    # A file whose name is free there: whether to replace an older backup would be the user's call.
+    path = rng.choice([f for f in _files(draft) if posixpath.join(folder, posixpath.basename(f)) not in draft.state["files"]])
     draft.user(f"Make a backup copy of {path} in {folder} (create the folder if it doesn't exist).")
     if folder not in draft.state["dirs"]:
         draft.do("make_directory", path=folder, parents=True)
-    if posixpath.join(folder, posixpath.basename(path)) in draft.state["files"]:
-        draft.do("delete", path=posixpath.join(folder, posixpath.basename(path)))
     draft.do("copy", source=path, destination=folder)
     draft.reply(f"Copied {path} to {posixpath.join(folder, posixpath.basename(path))}.")
 
@@ -259,4 +258,4 @@ KINDS: list[Callable[[random.Random, Draft], None]] = [
     move_file, rename_file, backup_copy, wifi_password, invoice_total, find_and_archive, append_line,
     delete_logs, first_line_summary, which_then_copy, move_folder, impossible, ambiguous_name,
 ]
-NEEDS_DELETE = {delete_logs, backup_copy}
+NEEDS_DELETE = {delete_logs}
