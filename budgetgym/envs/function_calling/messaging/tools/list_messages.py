@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.domain import object_schema
-from budgetgym.envs.function_calling.messaging.backend import NAME, Mailbox, summary
+from budgetgym.envs.function_calling.messaging.backend import Mailbox, summary
 
 
 def list_messages(box: Mailbox, folder: str = "inbox", unread_only: bool = False, contact: str | None = None) -> dict:
@@ -27,7 +27,8 @@ TOOL = Tool(
     parameters=object_schema({
         "folder": {"type": "string", "enum": ["inbox", "sent", "trash"]},
         "unread_only": {"type": "boolean"},
-        "contact": NAME,
+        "contact": {"type": "string", "minLength": 1, "maxLength": 200,
+                    "description": "A contact's full name, or a sender's address."},
     }),
     function=list_messages,
 )
