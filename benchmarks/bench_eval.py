@@ -3,7 +3,8 @@ single-run shortcut under reveal="none", measured in one run; prints JSON.
 
 The workload is the README's grid (K = 1, 2, 4, 8; T = 25/50/75/100% of each task's budget) with
 the noisy oracle, on the registered default envs (the toy env of tests/ when none is registered).
-Executor start-up is part of each measurement (a process pool is spawned per sweep); the Ray cluster
+Threads are measured too, though they are meant for agents that wait on a model server (scripted
+agents hold the GIL, so threads cannot beat serial here). Executor start-up is part of each measurement (a process pool is spawned per sweep); the Ray cluster
 is started once, before the clock, as a cluster would be.
 
     python benchmarks/bench_eval.py [--env ID] [--tasks N] [--workers N]
@@ -23,7 +24,7 @@ import gymnasium as gym
 import budgetgym
 from budgetgym.eval._extras import MissingExtraError
 from budgetgym.eval.agents import NoisyOracleAgent
-from budgetgym.eval.executors import ProcessExecutor, RayExecutor, SerialExecutor
+from budgetgym.eval.executors import ProcessExecutor, RayExecutor, SerialExecutor, ThreadExecutor
 from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_KS, run_sweep
 
 TOY_ID = "budgetgym-test/Counter-v0"
@@ -62,7 +63,8 @@ def main() -> None:
     register_toy_env()
     env_ids = args.env or default_envs()
 
-    executors = {"serial": SerialExecutor(), "processes": ProcessExecutor(args.workers)}
+    executors = {"serial": SerialExecutor(), "threads": ThreadExecutor(args.workers),
+                 "processes": ProcessExecutor(args.workers)}
     try:
         executors["ray"] = RayExecutor(args.workers)
         executors["ray"].start()

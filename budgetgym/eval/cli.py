@@ -95,7 +95,8 @@ def _agent(args: argparse.Namespace, spec: str) -> Any:
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--executor", choices=EXECUTORS, default="serial")
-    parser.add_argument("--workers", type=int, default=None, help="processes or Ray CPUs (default: all cores)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="threads (default 8: for served models), processes or Ray CPUs (default: all cores)")
     parser.add_argument("--ray-address", default=None, help="an existing Ray cluster (default: start a local one)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 

@@ -1,4 +1,6 @@
-"""Executors run independent jobs (episodes, probe rollouts) serially, in local processes, or on Ray.
+"""Executors run independent jobs (episodes, probe rollouts) serially, in threads, in local
+processes, or on Ray. Threads suit agents that wait on a model server (the GIL is released while a
+request is in flight); processes and Ray suit CPU-bound envs and scripted agents.
 
 A job is a small JSON-able dict; ``work(worker, job)`` turns it into a JSON-able record. Each worker
 builds its env once from a :class:`WorkerSetup` (the resolved ``EnvSpec``, so ids registered only
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import sys
+import threading
 import uuid
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -23,7 +27,7 @@ import gymnasium as gym
 from budgetgym.eval._extras import require
 from budgetgym.eval.agents.base import Agent
 
-EXECUTORS = ("serial", "processes", "ray")
+EXECUTORS = ("serial", "threads", "processes", "ray")
 
 Job = dict[str, Any]
 Record = dict[str, Any]
@@ -79,6 +83,35 @@ class SerialExecutor:
         worker = Worker(setup)
         for job in jobs:
             yield work(worker, job)
+
+
+class ThreadExecutor:
+    """A pool of threads, each with its own copy of the env and the agents (neither is thread-safe)."""
+
+    name = "threads"
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or 8
+
+    def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
+        if not jobs:
+            return
+        local = threading.local()
+        blueprint = pickle.dumps(setup)  # each thread unpickles its own agents, as a process would
+
+        def run(chunk: Sequence[Job]) -> list[Record]:
+            if not hasattr(local, "worker"):
+                local.worker = Worker(pickle.loads(blueprint))
+            return run_chunk(local.worker, work, chunk)
+
+        with futures.ThreadPoolExecutor(self.workers) as pool:
+            pending = [pool.submit(run, chunk) for chunk in chunked(jobs, self.workers)]
+            try:
+                for done in futures.as_completed(pending):
+                    yield from done.result()
+            finally:
+                for future in pending:
+                    future.cancel()
 
 
 # ------------------------------------------------------------------ local processes
@@ -175,6 +208,8 @@ class RayExecutor:
 def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Any:
     if name == "serial":
         return SerialExecutor()
+    if name == "threads":
+        return ThreadExecutor(workers)
     if name == "processes":
         return ProcessExecutor(workers)
     if name == "ray":

@@ -123,7 +123,7 @@ def run_sweep(
         k: the K of the grid; each task gets ``n`` attempts per budget (default ``max(k)``).
         budgets: the T of the grid: ints (turns) or floats in (0, 1] (shares of each task's budget).
         reveal: one mode or several of ``"none"``, ``"total"``, ``"remaining"``.
-        executor: ``"serial"``, ``"processes"``, ``"ray"``, or an executor object.
+        executor: ``"serial"``, ``"threads"``, ``"processes"``, ``"ray"``, or an executor object.
         out: the JSON-lines file; episodes already in it are kept and not run again (resume).
         shortcut: under ``reveal="none"``, one full-budget run serves every T (see the module doc).
         env_kwargs: passed to ``gym.make`` (e.g. ``split``).

@@ -7,7 +7,7 @@ import pytest
 
 from budgetgym.eval.agents import AgentError, OpenAIChatAgent
 from budgetgym.eval.episodes import play_episode
-from budgetgym.eval.executors import ProcessExecutor
+from budgetgym.eval.executors import ProcessExecutor, ThreadExecutor
 from budgetgym.eval.sweep import run_sweep
 from chat_server import API_KEY, MODEL, ChatServer, completion, counter_solver, error
 from eval_support import TOY_ID
@@ -162,15 +162,17 @@ def test_the_agent_pickles_without_its_client():
         assert copy._client is None and copy.base_url == server.url
 
 
-def test_a_sweep_through_the_server_is_the_same_on_processes(tmp_path):
+def test_a_sweep_through_the_server_is_the_same_on_processes_and_threads(tmp_path):
     with ChatServer(responder=counter_solver) as server:
         agent = agent_for(server, tool_mode="native")
         sweep = dict(tasks=5, k=(1, 2), budgets=(0.5, 1.0), seed=1)
         serial = run_sweep(TOY_ID, agent, out=tmp_path / "serial.jsonl", **sweep)
         run_sweep(TOY_ID, agent, out=tmp_path / "processes.jsonl", executor=ProcessExecutor(2), **sweep)
+        run_sweep(TOY_ID, agent, out=tmp_path / "threads.jsonl", executor=ThreadExecutor(4), **sweep)
     assert all(r["success"] for r in serial.records) and serial.records[0]["agent"] == f"openai:{MODEL}"
     assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "processes.jsonl").read_bytes()
-    assert len(server.requests) == 2 * sum(r["turns"] for r in serial.records)
+    assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "threads.jsonl").read_bytes()
+    assert len(server.requests) == 3 * sum(r["turns"] for r in serial.records)
 
 
 def test_tools_that_change_mid_episode_reach_the_model():

@@ -1,11 +1,11 @@
-"""Processes and Ray give exactly the serial results: every job carries its own seed."""
+"""Threads, processes and Ray give exactly the serial results: every job carries its own seed."""
 
 import os
 
 import pytest
 
 from budgetgym.eval.agents import NoisyOracleAgent
-from budgetgym.eval.executors import ProcessExecutor, RayExecutor, chunked
+from budgetgym.eval.executors import ProcessExecutor, RayExecutor, ThreadExecutor, chunked
 from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
 from budgetgym.eval.sweep import run_sweep
 from eval_support import TESTS_DIR, TOY_ID
@@ -41,6 +41,13 @@ def test_chunks_cover_every_job_once():
 def test_processes_equal_serial(serial_file, tmp_path):
     out = tmp_path / "episodes.jsonl"
     result = run_sweep(TOY_ID, NoisyOracleAgent(0.4), out=out, executor=ProcessExecutor(2), **SWEEP)
+    assert result.ran == result.planned
+    assert out.read_bytes() == serial_file.read_bytes()
+
+
+def test_threads_equal_serial(serial_file, tmp_path):
+    out = tmp_path / "episodes.jsonl"
+    result = run_sweep(TOY_ID, NoisyOracleAgent(0.4), out=out, executor=ThreadExecutor(4), **SWEEP)
     assert result.ran == result.planned
     assert out.read_bytes() == serial_file.read_bytes()
 
