@@ -4,8 +4,9 @@ single-run shortcut under reveal="none", measured in one run; prints JSON.
 The workload is the README's grid (K = 1, 2, 4, 8; T = 25/50/75/100% of each task's budget) with
 the noisy oracle, on the registered default envs (the toy env of tests/ when none is registered).
 Threads are measured too, though they are meant for agents that wait on a model server (scripted
-agents hold the GIL, so threads cannot beat serial here). Executor start-up is part of each measurement (a process pool is spawned per sweep); the Ray cluster
-is started once, before the clock, as a cluster would be.
+agents hold the GIL, so threads cannot beat serial here). Executor start-up is part of each
+measurement (a process pool is spawned per sweep); the Ray cluster is started once, before the
+clock, as a cluster would be.
 
     python benchmarks/bench_eval.py [--env ID] [--tasks N] [--workers N]
 """
