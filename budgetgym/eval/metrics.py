@@ -62,8 +62,12 @@ class Cell:
 
 
 def records_for_budget(records: Iterable[Mapping[str, Any]], budget: int | float) -> list[Mapping[str, Any]]:
-    """The records that speak for budget T: full-budget runs (the shortcut) and runs capped at T."""
-    return [r for r in records if r["budget"] is None or r["budget"] == budget]
+    """The records that speak for budget T: a task's runs capped at T where it has them, else its
+    full-budget runs (the shortcut). Never both: the same attempt run twice is not two attempts."""
+    records = list(records)
+    capped = [r for r in records if r["budget"] == budget]
+    capped_tasks = {r["task"] for r in capped}
+    return capped + [r for r in records if r["budget"] is None and r["task"] not in capped_tasks]
 
 
 def task_counts(records: Iterable[Mapping[str, Any]], budget: int | float) -> dict[str, tuple[int, int]]:

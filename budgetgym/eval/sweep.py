@@ -143,6 +143,11 @@ def run_sweep(
         if isinstance(budget, bool) or not isinstance(budget, (int, float)) or \
                 (isinstance(budget, int) and budget < 1) or (isinstance(budget, float) and not 0 < budget <= 1):
             raise ValueError(f"a budget is an int >= 1 or a float in (0, 1], got {budget!r}")
+    if len({float(b) for b in budgets}) != len(budgets):
+        # Records, files and reports tell T apart by value: 1 (one turn) and 1.0 (the full budget)
+        # would be the same key.
+        raise ValueError(f"budgets must be distinct numbers, got {budgets!r} (1 is one turn, 1.0 the full budget: "
+                         "use one of them)")
     reveals = tuple(dict.fromkeys(_as_tuple(reveal)))
     for mode in reveals:
         if mode not in REVEAL_MODES:

@@ -95,3 +95,11 @@ def test_bootstrap_ci():
     assert bootstrap_ci(values, seed=3) == bootstrap_ci(values, seed=3)
     with pytest.raises(ValueError):
         bootstrap_ci(np.array([]))
+
+
+def test_an_attempt_run_both_ways_counts_once():
+    full = [_record("x", i, i == 0, 3) for i in range(4)]
+    capped = [_record("x", i, i == 0, 3, budget=4) for i in range(4)]
+    alone = [c.value for c in pass_grid(full, [4], [1, 2, 4], bootstrap=10)]
+    assert [c.value for c in pass_grid(full + capped, [4], [1, 2, 4], bootstrap=10)] == alone
+    assert pass_grid(full + capped, [4], [4], bootstrap=10)[0].attempts == 4

@@ -51,6 +51,8 @@ def test_arguments_are_checked():
         run_sweep(TOY_ID, OracleAgent(), tasks=1, k=(1, 4), n=2)
     with pytest.raises(ValueError, match="budget"):
         run_sweep(TOY_ID, OracleAgent(), tasks=1, budgets=(0,))
+    with pytest.raises(ValueError, match="distinct"):
+        run_sweep(TOY_ID, OracleAgent(), tasks=1, budgets=(1, 1.0))
     with pytest.raises(ValueError, match="reveal"):
         run_sweep(TOY_ID, OracleAgent(), tasks=1, reveal="sometimes")
     with pytest.raises(KeyError):
