@@ -32,7 +32,7 @@ def _money(cents: int) -> str:
 def random_bank(rng: random.Random) -> dict:
     accounts = {
         "checking": {"number": f"CHK-{rng.randint(1000, 9999)}", "balance": rng.randint(800, 6000) * 100 + rng.randint(0, 99)},
-        "savings": {"number": f"SAV-{rng.randint(1000, 9999)}", "balance": rng.randint(3000, 25000) * 100},
+        "savings": {"number": f"SAV-{rng.randint(1000, 9999)}", "balance": rng.randint(8000, 25000) * 100},
         "brokerage": {"number": f"BRK-{rng.randint(1000, 9999)}", "balance": rng.randint(200, 3000) * 100 + rng.randint(0, 99)},
     }
     payees = {name: {"account_number": number} for name, number in sorted(rng.sample(sorted(PAYEES.items()), 3))}
@@ -87,11 +87,17 @@ def balance(rng: random.Random, draft: Draft) -> None:
     draft.reply(f"Your {account} balance is {_money(_balance(draft, account))}.", facts=[_money(_balance(draft, account))])
 
 
+def _payer(draft: Draft, cents: int) -> str:
+    """Checking, unless earlier requests left it short: then savings."""
+    return "checking" if _balance(draft, "checking") >= cents else "savings"
+
+
 def pay(rng: random.Random, draft: Draft) -> None:
     payee = rng.choice(sorted(draft.state["payees"]))
     amount = rng.randint(20, 250) * 100 + rng.choice([0, 50, 99])
-    draft.user(f"Pay {payee} {_money(amount)} from my checking account.")
-    draft.do("pay_bill", payee=payee, from_account="checking", amount=dollars(amount))
+    account = _payer(draft, amount)
+    draft.user(f"Pay {payee} {_money(amount)} from my {account} account.")
+    draft.do("pay_bill", payee=payee, from_account=account, amount=dollars(amount))
     draft.reply(f"Scheduled a payment of {_money(amount)} to {payee}.")
 
 
@@ -100,15 +106,17 @@ def new_payee(rng: random.Random, draft: Draft) -> None:
     if name in draft.state["payees"]:
         return pay(rng, draft)
     amount = rng.randint(50, 400) * 100
-    draft.user(f"Add {name} as a payee (account {number}) and pay them {_money(amount)} from checking.")
+    account = _payer(draft, amount)
+    draft.user(f"Add {name} as a payee (account {number}) and pay them {_money(amount)} from {account}.")
     draft.do("add_payee", name=name, account_number=number)
-    draft.do("pay_bill", payee=name, from_account="checking", amount=dollars(amount))
+    draft.do("pay_bill", payee=name, from_account=account, amount=dollars(amount))
     draft.reply(f"Added {name} and paid them {_money(amount)}.")
 
 
 def buy(rng: random.Random, draft: Draft) -> None:
     symbol = rng.choice(sorted(PRICES))
-    quantity = rng.randint(2, 12)
+    budget = _balance(draft, "brokerage") + _balance(draft, "savings") // 2
+    quantity = min(rng.randint(2, 12), max(1, budget // PRICES[symbol]))
     cost = PRICES[symbol] * quantity
     draft.user(f"Buy {quantity} shares of {symbol}. If my brokerage cash isn't enough, top it up from savings "
                "with exactly the shortfall. How much did it cost?")

@@ -67,6 +67,12 @@ def _titled(draft: Draft) -> list[dict]:
     return sorted((e for e in events if sum(o["title"] == e["title"] for o in events) == 1), key=lambda e: int(e["id"][1:]))
 
 
+def _pick(rng: random.Random, draft: Draft) -> dict | None:
+    """An event a request can name by its title (not a standup), or None when earlier requests left none."""
+    events = [e for e in _titled(draft) if e["title"] != "Standup"]
+    return rng.choice(events) if events else None
+
+
 def _free(draft: Draft, date: str, length: int) -> list[int]:
     """Start minutes (on the half hour, 09:30-17:00) where a meeting of ``length`` fits on ``date``."""
     busy = [(minutes(e["start"]), minutes(e["end"])) for e in draft.state["events"].values() if e["date"] == date]
@@ -79,12 +85,12 @@ def _new_title(draft: Draft) -> str:
 
 
 def book(rng: random.Random, draft: Draft) -> None:
-    date = rng.choice(WEEK[1:])
     length = rng.choice([30, 60])
-    starts = _free(draft, date, length)
-    if not starts:
-        return conflict(rng, draft)
-    start = rng.choice(starts)
+    dates = [d for d in WEEK[1:] if _free(draft, d, length)]
+    if not dates:
+        return agenda(rng, draft)
+    date = rng.choice(dates)
+    start = rng.choice(_free(draft, date, length))
     title = _new_title(draft)
     draft.user(f"Put \"{title}\" on my calendar on {_day(date)} from {clock(start)} to {clock(start + length)}.")
     draft.do("create_event", title=title, date=date, start=clock(start), end=clock(start + length))
@@ -102,8 +108,9 @@ def first_free_hour(rng: random.Random, draft: Draft) -> None:
 
 
 def move(rng: random.Random, draft: Draft) -> None:
-    events = [e for e in _titled(draft) if e["title"] != "Standup"]
-    event = rng.choice(events)
+    event = _pick(rng, draft)
+    if event is None:
+        return book(rng, draft)
     length = minutes(event["end"]) - minutes(event["start"])
     date = rng.choice([d for d in WEEK[1:] if _free(draft, d, length)] or [event["date"]])
     starts = [s for s in _free(draft, date, length) if clock(s) != event["start"] or date != event["date"]]
@@ -117,7 +124,9 @@ def move(rng: random.Random, draft: Draft) -> None:
 
 
 def cancel(rng: random.Random, draft: Draft) -> None:
-    event = rng.choice([e for e in _titled(draft) if e["title"] != "Standup"])
+    event = _pick(rng, draft)
+    if event is None:
+        return book(rng, draft)
     draft.user(f"Cancel \"{event['title']}\", it's not happening.")
     draft.look("search_events", query=event["title"])
     draft.do("cancel_event", event_id=event["id"])
@@ -125,8 +134,11 @@ def cancel(rng: random.Random, draft: Draft) -> None:
 
 
 def invite(rng: random.Random, draft: Draft) -> None:
-    event = rng.choice([e for e in _titled(draft) if e["title"] != "Standup"])
-    person = rng.choice([p for p in PEOPLE if p not in event["attendees"]])
+    event = _pick(rng, draft)
+    people = [p for p in PEOPLE if event is not None and p not in event["attendees"]]
+    if not people:
+        return book(rng, draft)
+    person = rng.choice(people)
     draft.user(f"Add {person} to \"{event['title']}\".")
     draft.look("search_events", query=event["title"])
     draft.do("add_attendee", event_id=event["id"], name=person)
@@ -134,7 +146,9 @@ def invite(rng: random.Random, draft: Draft) -> None:
 
 
 def when(rng: random.Random, draft: Draft) -> None:
-    event = rng.choice([e for e in _titled(draft) if e["title"] != "Standup"])
+    event = _pick(rng, draft)
+    if event is None:
+        return agenda(rng, draft)
     draft.user(f"When is my \"{event['title']}\"?")
     draft.look("search_events", query=event["title"])
     draft.reply(f"{event['title']} is on {_day(event['date'])} from {event['start']} to {event['end']}.",
@@ -153,7 +167,9 @@ def agenda(rng: random.Random, draft: Draft) -> None:
 
 
 def conflict(rng: random.Random, draft: Draft) -> None:
-    event = rng.choice([e for e in _titled(draft) if e["title"] != "Standup"])
+    event = _pick(rng, draft)
+    if event is None:
+        return agenda(rng, draft)
     title = _new_title(draft)
     draft.user(f"Book \"{title}\" on {_day(event['date'])} from {event['start']} to {event['end']}. "
                "If that time is taken, don't move anything: just tell me what's in the way.")
@@ -191,7 +207,9 @@ def free_then_book(rng: random.Random, draft: Draft) -> None:
 
 def impossible(rng: random.Random, draft: Draft) -> None:
     request, reason = rng.choice(IMPOSSIBLE)
-    draft.user(request.format(title=rng.choice(_titled(draft))["title"], day=_day(rng.choice(WEEK[1:]))))
+    event = _pick(rng, draft)
+    title = event["title"] if event is not None else "Standup"
+    draft.user(request.format(title=title, day=_day(rng.choice(WEEK[1:]))))
     draft.reply(f"Sorry, I can't do that: {reason}.", decline=True)
 
 

@@ -39,7 +39,7 @@ def random_tree(rng: random.Random) -> dict:
         for sub in sorted(rng.sample(SUB, rng.randint(0, 2))):
             dirs.append(f"/{top}/{sub}")
     files: dict[str, str] = {}
-    tokens = iter(rng.sample(range(1000, 10000), 40))
+    tokens = iter(rng.sample(range(1000, 10000), 64))  # up to 15 folders x 3 files, logs and wifi
     for folder in dirs[1:]:
         for name in rng.sample(NAMES, rng.randint(1, 3)):
             path = posixpath.join(folder, name + rng.choice(EXTS))
@@ -219,9 +219,11 @@ def which_then_copy(rng: random.Random, draft: Draft) -> None:
 
 
 def move_folder(rng: random.Random, draft: Draft) -> None:
-    folder = rng.choice([d for d in _folders(draft) if d.count("/") == 1 and d not in ("/archive", "/backup", "/shared")])
-    if "/archive" + folder in draft.state["dirs"] or "/archive" + folder in draft.state["files"]:
+    folders = [d for d in _folders(draft) if d.count("/") == 1 and d not in ("/archive", "/backup", "/shared")
+               and "/archive" + d not in draft.state["dirs"] and "/archive" + d not in draft.state["files"]]
+    if not folders:
         return move_file(rng, draft)
+    folder = rng.choice(folders)
     draft.user(f"Move the whole {folder} folder into /archive, creating /archive if needed.")
     if "/archive" not in draft.state["dirs"]:
         draft.do("make_directory", path="/archive")
