@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import budgetgym  # noqa: F401  (registers the ids)
-from budgetgym.core import SnapshotError, TaskSet, load_failure_states, load_tasks
+from budgetgym.core import SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks
 from budgetgym.envs.function_calling import FunctionCallingEnv
 from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_tasks
 from budgetgym.envs.function_calling.domains import DOMAINS
-from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states
+from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states, oracle_trajectory
 from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
 from budgetgym.envs.function_calling.scoring import has_fact
 
@@ -143,6 +143,32 @@ def test_a_failure_state_really_holds_its_mistake():
             clean.append(json.dumps(project(env.unwrapped.backend_state), sort_keys=True))
         env.reset(options={"snapshot": failure["snapshot"]})
         assert json.dumps(project(env.unwrapped.backend_state), sort_keys=True) not in clean, failure["id"]
+
+
+def test_the_oracle_repairs_any_domain_mistake_at_any_point():
+    # Beyond the curated states: every scripted mistake, at every step of fresh tasks that offer
+    # every tool, is repaired by the oracle (budgets are widened: this is about the planner).
+    records = [r for r in generate_tasks(seed=21, n=60) if len(r["tools"]) == len(DOMAINS[r["domain"]].tools)]
+    for record in records:
+        record["max_turns"] = 200
+    env = make(tasks=TaskSet(records))
+    tried = 0
+    for task in env.unwrapped.tasks:
+        domain, rng = DOMAINS[task["domain"]], random.Random(task.id)
+        for snapshot, intended in oracle_trajectory(env, task):
+            env.reset(options={"snapshot": snapshot})
+            state, call = env.unwrapped.backend_state, json.loads(intended) if intended.startswith("{") else None
+            mistakes = [domain.mistakes.destructive(state, rng)]
+            if call is not None:
+                call = ToolCall(call["name"], call["arguments"])
+                mistakes += [domain.mistakes.wrong_argument(call, state, rng), domain.mistakes.wrong_tool(call, state, rng)]
+            for mistake in filter(None, mistakes):
+                env.reset(options={"snapshot": snapshot})
+                env.step(mistake.to_json())
+                info, _ = run_oracle(env)
+                assert info["success"], (task.id, mistake)
+                tried += 1
+    assert tried > 300
 
 
 def test_snapshot_mid_turn_restores_the_same_way_both_paths():

@@ -40,8 +40,10 @@ Rewards:
 Termination:
     ``terminated`` when the last user turn is completed (success). ``truncated`` when the task's
     full budget (``max_turns`` = max(6, 2 x the oracle's turns)) or a ``TurnBudget`` cap runs out.
-    No state is a dead end: every change can be undone with the tools (a trash, pending payments
-    that can be cancelled, stock sold back at the same price).
+    Every change can be undone with the tools (a trash, pending payments that can be cancelled,
+    stock bought back at the same price), so mistakes cost turns, not the episode; the exception is
+    a task that withholds a tool (``delete``, ``send_message`` or ``pay_bill``: one of its requests
+    needs it and must be declined), where a stray change that only that tool could undo stays.
 
 Registered Configurations:
     ``budgetgym/FunctionCalling-v0``: every task of both splits (``split="train"`` or ``"test"`` to

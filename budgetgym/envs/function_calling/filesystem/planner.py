@@ -23,6 +23,8 @@ def plan(state: Mapping[str, Any], target: Mapping[str, Any], tools: Collection[
     for folder in missing_dirs:
         if posixpath.dirname(folder) not in dirs:
             continue  # its parent comes first (sorted order puts it earlier)
+        if folder in files:
+            return ToolCall("delete", {"path": folder})  # a file where the folder belongs
         source = _relocatable(folder, stray_dirs, files, dirs, want_files, want_dirs)
         if source is not None and "move" in tools:
             return ToolCall("move", {"source": source, "destination": folder})
