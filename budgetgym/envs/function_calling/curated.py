@@ -9,7 +9,7 @@ from typing import Callable
 
 from budgetgym.envs.function_calling.banking.backend import Bank
 from budgetgym.envs.function_calling.banking.backend import project as bank_project
-from budgetgym.envs.function_calling.banking.generator import CUSTOMER, PRICES
+from budgetgym.envs.function_calling.banking.generator import CUSTOMER, PAYEES, PRICES
 from budgetgym.envs.function_calling.banking.tools import TOOLS as BANK_TOOLS
 from budgetgym.envs.function_calling.calendar.backend import Calendar
 from budgetgym.envs.function_calling.calendar.backend import project as calendar_project
@@ -193,7 +193,6 @@ def focus_week() -> Draft:
 
 
 def _bank(checking: int, savings: int, brokerage: int, holdings: dict[str, int], payees: list[str]) -> dict:
-    from budgetgym.envs.function_calling.banking.generator import PAYEES
     return {"customer": CUSTOMER,
             "accounts": {"checking": {"number": "CHK-2001", "balance": checking},
                          "savings": {"number": "SAV-2002", "balance": savings},

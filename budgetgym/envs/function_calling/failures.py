@@ -32,6 +32,7 @@ from budgetgym.envs.function_calling.domains import DOMAINS
 
 ENV_ID = "budgetgym/FunctionCalling-v0"
 KINDS = ("wrong_argument", "wrong_tool", "destructive_call", "skipped_step", "premature_answer")
+STATE_CHANGING = ("wrong_argument", "wrong_tool", "destructive_call")
 
 
 def _call(action: str) -> ToolCall | None:
@@ -68,56 +69,21 @@ def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) 
     steps = oracle_trajectory(env, task)
     # Every state the clean solution passes through: a state-changing mistake must leave this path
     # (selling early what a later request sells is not a mistake the failure state can show).
-    clean = {_fingerprint(domain, snapshot["state"]["backend"]) for snapshot, _ in steps}
-    clean.add(_fingerprint(domain, base.backend_state))
+    clean = {_projection_key(domain, snapshot["state"]["backend"]) for snapshot, _ in steps}
+    clean.add(_projection_key(domain, base.backend_state))
     points = list(range(len(steps)))
     rng.shuffle(points)
     for point in points:
-        snapshot, intended = steps[point]
-        env.reset(options={"snapshot": snapshot})
-        turn = task["turns"][base.user_turn]
-        state = base.backend_state
-        intended_call = _call(intended)
-        is_lookup = any(intended == json.dumps(lookup, ensure_ascii=False) for lookup in turn["lookups"])
-        mistake, description = None, ""
-        if kind == "premature_answer":
-            if intended_call is None:
-                continue
-            mistake = turn["answer"]
-            description = f"answered the user before finishing the request; the next step was {_describe(intended_call)}"
-        elif kind == "skipped_step":
-            if intended_call is None or is_lookup or point + 1 >= len(steps):
-                continue  # skipping a read is harmless; skip a change
-            after = steps[point + 1][0]
-            if after["state"]["user_turn"] != snapshot["state"]["user_turn"]:
-                continue  # the skipped call ended a turn's work: the next action is in another turn
-            following = _call(steps[point + 1][1])
-            if following is None:
-                continue  # going straight to the answer is a premature answer, another kind
-            mistake = following.to_json()
-            description = f"skipped {_describe(intended_call)} and went straight to {_describe(following)}"
-        elif kind == "destructive_call":
-            call = domain.mistakes.destructive(state, rng)
-            if call is None or call.name not in base.tools:
-                continue
-            mistake = call.to_json()
-            description = f"made an unrequested destructive call, {_describe(call)}"
-        else:
-            if intended_call is None or is_lookup:
-                continue
-            hook = domain.mistakes.wrong_argument if kind == "wrong_argument" else domain.mistakes.wrong_tool
-            call = hook(intended_call, state, rng)
-            if call is None or call.name not in base.tools:
-                continue
-            mistake = call.to_json()
-            description = f"called {_describe(call)} where {_describe(intended_call)} was needed"
-        if mistake == intended:
-            continue  # the "mistake" is what the oracle would do anyway
+        env.reset(options={"snapshot": steps[point][0]})
+        request = task["turns"][base.user_turn]["request"]
+        chosen = _mistake(kind, base, domain, steps, point, rng)
+        if chosen is None:
+            continue
+        mistake, description = chosen
         _, _, terminated, truncated, info = env.step(mistake)
         if terminated or truncated or not info["action_valid"]:
             continue
-        off_path = _fingerprint(domain, base.backend_state) not in clean
-        if kind in ("wrong_argument", "wrong_tool", "destructive_call") and not off_path:
+        if kind in STATE_CHANGING and _projection_key(domain, base.backend_state) in clean:
             continue
         failure = base.snapshot()
         if not _oracle_recovers(env, failure):
@@ -126,14 +92,47 @@ def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) 
             "id": f"{task.id}/{kind}",
             "task_id": task.id,
             "kind": kind,
-            "description": f"While serving the request \"{turn['request']}\", the agent {description}.",
+            "description": f"While serving the request \"{request}\", the agent {description}.",
             "error_step": len(failure["transcript"]) - 1,
             "snapshot": failure,
         }
     return None
 
 
-def _fingerprint(domain: Domain, state: Mapping[str, Any]) -> str:
+def _mistake(kind: str, base: Any, domain: Domain, steps: list[tuple[dict[str, Any], str]], point: int,
+             rng: random.Random) -> tuple[str, str] | None:
+    """The mistaken action of ``kind`` instead of the oracle's at ``point``, and what it was, or None."""
+    snapshot, intended = steps[point]
+    turn = base.task["turns"][base.user_turn]
+    state = base.backend_state
+    intended_call = _call(intended)
+    is_lookup = any(intended == json.dumps(lookup, ensure_ascii=False) for lookup in turn["lookups"])
+    if kind == "premature_answer":
+        if intended_call is None:
+            return None
+        return turn["answer"], f"answered the user before finishing the request; the next step was {_describe(intended_call)}"
+    if kind == "skipped_step":
+        if intended_call is None or is_lookup or point + 1 >= len(steps):
+            return None  # skipping a read is harmless; skip a change
+        after, following = steps[point + 1][0], _call(steps[point + 1][1])
+        if after["state"]["user_turn"] != snapshot["state"]["user_turn"] or following is None:
+            return None  # going straight to the answer is a premature answer, another kind
+        return following.to_json(), f"skipped {_describe(intended_call)} and went straight to {_describe(following)}"
+    if kind == "destructive_call":
+        call = domain.mistakes.destructive(state, rng)
+        description = f"made an unrequested destructive call, {_describe(call)}" if call else ""
+    else:
+        if intended_call is None or is_lookup:
+            return None
+        hook = domain.mistakes.wrong_argument if kind == "wrong_argument" else domain.mistakes.wrong_tool
+        call = hook(intended_call, state, rng)
+        description = f"called {_describe(call)} where {_describe(intended_call)} was needed" if call else ""
+    if call is None or call.name not in base.tools or call.to_json() == intended:
+        return None  # no such mistake here, or it is what the oracle would do anyway
+    return call.to_json(), description
+
+
+def _projection_key(domain: Domain, state: Mapping[str, Any]) -> str:
     return json.dumps(domain.project(state), sort_keys=True)
 
 
