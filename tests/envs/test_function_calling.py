@@ -20,7 +20,7 @@ from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_ta
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states, oracle_trajectory
 from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
-from budgetgym.envs.function_calling.scoring import has_fact
+from budgetgym.envs.function_calling.scoring import declines, has_fact
 
 ENV_ID = "budgetgym/FunctionCalling-v0"
 TASKS = load_tasks("function_calling")
@@ -331,6 +331,14 @@ def test_facts_are_matched_by_value_and_as_whole_words():
     assert has_fact("Sam Lee said so", "Sam Lee") and not has_fact("Sam Leeds said so", "Sam Lee")
     assert has_fact("at 9:30", ["09:30", "9:30"]) and not has_fact("at 19:30", ["09:30", "9:30"])
     assert has_fact("in /notes/keys.txt.", "/notes/keys.txt")
+
+
+def test_declines_are_recognised():
+    for message in ("Sorry, I can't do that.", "I cannot print files.", "Unfortunately there is no tool for it.",
+                    "That isn't possible here.", "I don't have an email tool.", "Checking has insufficient funds."):
+        assert declines(message), message
+    for message in ("Done!", "I moved the file.", "Canned response sent."):
+        assert not declines(message), message
 
 
 def test_sparse_reward_is_paid_once_at_the_end():

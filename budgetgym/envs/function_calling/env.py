@@ -74,9 +74,10 @@ class FunctionCallingEnv(TextEnv):
         "JSON, and a result with an \"error\" key means the call failed and changed nothing. When a "
         "request is done, or when you need to ask or answer something, write a plain-text message "
         "to the user (no tool call): that ends your part of the turn and brings the user's next "
-        "request. Include in your message any fact the user asked for. If a request cannot be done "
-        "with the tools you have, do nothing and tell the user that you cannot do it. If a request "
-        "is ambiguous, ask which one is meant. Change nothing the user did not ask for."
+        "request. Include in your message any fact the user asked for (numbers as digits). If a "
+        "request cannot be done with the tools you have, do nothing and tell the user that you "
+        "cannot do it. If a request is ambiguous, ask which one is meant. Change nothing the user "
+        "did not ask for."
     )
 
     def __init__(self, **kwargs: Any) -> None:

@@ -13,9 +13,9 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _NUMERIC_FACT = re.compile(r"-?\d+(?:\.\d+)?")
 # Ways of saying "I can't do that" (or "it would fail"), so an impossible request is declined, not faked.
 _DECLINE = re.compile(
-    r"\b(?:can ?not|can'?t|couldn'?t|unable|not able|not possible|impossible|no (?:tool|way|option)"
-    r"|don'?t have|do not have|isn'?t (?:possible|supported)|not supported|insufficient|not enough"
-    r"|conflicts?|sorry)\b",
+    r"\b(?:can ?not|can'?t|couldn'?t|won'?t be able|unable|not able|not possible|impossible"
+    r"|no (?:tool|way|option|function|ability)|don'?t have|do not have|isn'?t (?:possible|supported)"
+    r"|not supported|unavailable|not something i can|insufficient|not enough|conflicts?|sorry|unfortunately)\b",
     re.IGNORECASE,
 )
 
