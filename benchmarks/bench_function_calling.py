@@ -70,6 +70,20 @@ def replay_rate(env: gym.Env, solutions: list[list[str]], repeats: int) -> dict[
     return {"steps": steps, "seconds": round(elapsed, 4), "steps_per_s": round(steps / elapsed)}
 
 
+def step_latency(env: FunctionCallingEnv, solutions: list[list[str]], repeats: int) -> dict[str, dict[str, float]]:
+    """Microseconds per step, for steps that call tools and for messages that answer a user turn."""
+    times: dict[str, list[float]] = {"tool_call_step": [], "answer_step": []}
+    for _ in range(repeats):
+        for index, actions in enumerate(solutions):
+            env.reset(options={"task_index": index})
+            for action in actions:
+                start = time.perf_counter()
+                env.step(action)
+                times["answer_step" if not action.startswith("{") else "tool_call_step"].append(time.perf_counter() - start)
+    return {kind: {"mean_us": round(statistics.fmean(t) * 1e6, 2), "median_us": round(statistics.median(t) * 1e6, 2),
+                   "n": len(t)} for kind, t in times.items()}
+
+
 def live_oracle_rate(env: FunctionCallingEnv, repeats: int) -> dict[str, float]:
     steps = 0
     start = time.perf_counter()
@@ -168,6 +182,7 @@ def main() -> None:
             "snapshot": _per_call_us([lambda: bare.snapshot()], 2000),
             "restore_fast": _per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in snapshots], args.repeats),
             "restore_replay": _per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in replayed], 1),
+            **step_latency(bare, solutions, args.repeats),
             "score_user_turn": _per_call_us(scoring_samples(bare, solutions), args.repeats),
             "parse_action": _per_call_us(parse, args.repeats),
             "schema_validation_per_call": _per_call_us(validate, args.repeats),
