@@ -315,7 +315,8 @@ def test_a_premature_answer_is_refused_and_the_turn_stays_open():
     env.reset(options={"task_id": "fc-curated-banking-rent-month"})
     request = env.unwrapped.task["turns"][0]["request"]
     observation, reward, terminated, _, info = env.step("Paid the rent: moved 450.00 first.")
-    assert observation == f"User: That isn't right yet: what I asked for isn't all done, or something else was changed. My request was: {request}"
+    assert observation == ("User: That isn't right yet: what I asked for isn't all done, or something else was "
+                           f"changed. My request was: {request}")
     assert reward == 0.0 and info["progress"] == 0.0 and not terminated
     total = 0.0
     while (action := env.unwrapped.oracle_action()) is not None:
@@ -376,9 +377,11 @@ def test_the_first_observation_and_tools_follow_the_task():
 
 def _argument_values():
     scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.text(max_size=30),
-                       st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["/", ".", "..", "m1", "e1", "p1", "AAPL"]))
-    return st.recursive(scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                        max_leaves=5)
+                       st.floats(allow_nan=True, allow_infinity=True),
+                       st.sampled_from(["/", ".", "..", "m1", "e1", "p1", "AAPL"]))
+    return st.recursive(
+        scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=5)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

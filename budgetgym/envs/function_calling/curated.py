@@ -202,8 +202,10 @@ def _bank(checking: int, savings: int, brokerage: int, holdings: dict[str, int],
 
 
 def rent_month() -> Draft:
-    d = Draft("banking", BANK_TOOLS, bank_project, Bank, _bank(95000, 400000, 12000, {"VTI": 4}, ["Landlord LLC", "City Power"]))
-    d.user("Rent is 1,400.00 and goes to Landlord LLC from checking. Pay it, moving whatever checking is short from savings first.")
+    d = Draft("banking", BANK_TOOLS, bank_project, Bank,
+              _bank(95000, 400000, 12000, {"VTI": 4}, ["Landlord LLC", "City Power"]))
+    d.user("Rent is 1,400.00 and goes to Landlord LLC from checking. Pay it, moving whatever checking is "
+           "short from savings first.")
     d.look("get_balance", account="checking")
     d.do("transfer", from_account="savings", to_account="checking", amount=450.00)
     d.do("pay_bill", payee="Landlord LLC", from_account="checking", amount=1400.00)

@@ -20,8 +20,9 @@ Action Space:
 
 Observation Space:
     Text. At reset: the service's introduction and the user's first request (``User: ...``). After
-    tool calls: one JSON result per call, separated by "\n". After a message: the user's next request,
-    or, when the answer is not accepted, the user's objection with the request restated.
+    tool calls: one JSON result per call, one a line (each ends at a newline character). After a
+    message: the user's next request, or, when the answer is not accepted, the user's objection
+    with the request restated.
 
 Rewards:
     ``reward_mode="sparse"``: 1.0 on the step that completes the last user turn, else 0.0.
@@ -46,8 +47,12 @@ Termination:
     needs it and must be declined), where a stray change that only that tool could undo stays.
 
 Registered Configurations:
-    ``budgetgym/FunctionCalling-v0``: every task of both splits (``split="train"`` or ``"test"`` to
-    choose one; ``tasks=`` a ``TaskSet`` from ``generate.py`` for thousands more).
+    ``budgetgym/FunctionCalling-v0``: every shipped task of both splits (``split="train"`` or
+    ``"test"`` to choose one). The shipped tasks are a hand-written curated set plus seeded generated
+    ones, and ``failure_states.jsonl`` holds curated failure states (five kinds of mistake) for
+    ``ErrorInjection``; ``python -m budgetgym.envs.function_calling.assets`` rebuilds both. For more
+    tasks, ``python -m budgetgym.envs.function_calling.generate --seed 0 --n 5000 --out tasks.jsonl``
+    and ``gym.make(..., tasks=TaskSet(read_jsonl(path)))``.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ def wrong_argument(call: ToolCall, state: Mapping[str, Any], rng: random.Random)
     elif call.name in ("buy_stock", "sell_stock"):
         args["quantity"] = args["quantity"] + rng.choice([1, 9])
     elif call.name == "cancel_payment":
-        others = sorted(p["id"] for p in state["payments"].values() if p["status"] == "pending" and p["id"] != args["payment_id"])
+        others = sorted(p["id"] for p in state["payments"].values()
+                        if p["status"] == "pending" and p["id"] != args["payment_id"])
         if not others:
             return None
         args["payment_id"] = rng.choice(others)
@@ -62,7 +63,9 @@ def destructive(state: Mapping[str, Any], rng: random.Random) -> ToolCall | None
         symbol = rng.choice(sorted(state["holdings"]))
         return ToolCall("sell_stock", {"symbol": symbol, "quantity": state["holdings"][symbol]})  # the whole position
     checking = state["accounts"]["checking"]["balance"]
-    return ToolCall("transfer", {"from_account": "checking", "to_account": "brokerage", "amount": dollars(checking)}) if checking else None
+    if not checking:
+        return None
+    return ToolCall("transfer", {"from_account": "checking", "to_account": "brokerage", "amount": dollars(checking)})
 
 
 MISTAKES = Mistakes(wrong_argument=wrong_argument, wrong_tool=wrong_tool, destructive=destructive)

@@ -41,7 +41,9 @@ def wrong_tool(call: ToolCall, state: Mapping[str, Any], rng: random.Random) -> 
         return ToolCall("create_event", args)  # a second copy at the new time; the old one stays
     if call.name == "add_attendee" and call.arguments["event_id"] in state["events"]:
         event = state["events"][call.arguments["event_id"]]
-        return ToolCall("remove_attendee", {"event_id": event["id"], "name": event["attendees"][0]}) if event["attendees"] else None
+        if not event["attendees"]:
+            return None
+        return ToolCall("remove_attendee", {"event_id": event["id"], "name": event["attendees"][0]})
     if call.name == "cancel_event" and call.arguments["event_id"] in state["events"]:
         event = state["events"][call.arguments["event_id"]]
         return ToolCall("reschedule_event", {"event_id": event["id"], "date": event["date"], **_shift(

@@ -34,7 +34,8 @@ def _inbox_texts(rng: random.Random) -> list[str]:
         f"The meeting room is {rng.choice(['B', 'C', 'D'])}{rng.randint(100, 499)}.",
         f"I paid back the {rng.randint(10, 90)} euros I owed you.",
         "Are you coming to the game on Sunday?",
-        f"Flight {rng.choice(['LH', 'AF', 'KL'])}{rng.randint(100, 999)} lands at {rng.randint(10, 21)}:{rng.choice(['05', '20', '45'])}.",
+        f"Flight {rng.choice(['LH', 'AF', 'KL'])}{rng.randint(100, 999)} lands at "
+        f"{rng.randint(10, 21)}:{rng.choice(['05', '20', '45'])}.",
     ]
 
 
