@@ -129,6 +129,12 @@ def test_every_failure_state_restores_and_the_oracle_recovers(fast):
         assert info["turn"] <= env.unwrapped.task.max_turns
 
 
+def test_a_premature_answer_is_refused_by_the_user():
+    for failure in FAILURES:
+        if failure["kind"] == "premature_answer":
+            assert "My request was:" in failure["snapshot"]["transcript"][-1][1], failure["id"]
+
+
 def test_a_failure_state_really_holds_its_mistake():
     # The state-changing kinds leave the service in a state the clean solution never passes through.
     env = make()

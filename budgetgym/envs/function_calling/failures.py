@@ -80,9 +80,10 @@ def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) 
         if chosen is None:
             continue
         mistake, description = chosen
+        user_turn = base.user_turn
         _, _, terminated, truncated, info = env.step(mistake)
-        if terminated or truncated or not info["action_valid"]:
-            continue
+        if terminated or truncated or not info["action_valid"] or base.user_turn != user_turn:
+            continue  # not a mistake after all (an early answer that already had what it needed)
         if kind in STATE_CHANGING and _projection_key(domain, base.backend_state) in clean:
             continue
         failure = base.snapshot()
