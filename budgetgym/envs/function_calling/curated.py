@@ -46,7 +46,7 @@ def tax_receipts() -> Draft:
     d.do("make_directory", path="/documents/taxes/2024")
     for path in ("/documents/receipt-dentist.txt", "/downloads/receipt-glasses.txt", "/downloads/receipt-pharmacy.txt"):
         d.do("move", source=path, destination="/documents/taxes/2024")
-    d.reply("Moved the 3 receipts (dentist, glasses, pharmacy) into /documents/taxes/2024.", facts=["3"])
+    d.reply("Moved the 3 receipts (dentist, glasses, pharmacy) into /documents/taxes/2024.")
     d.user("What do they add up to?")
     for name in ("receipt-dentist.txt", "receipt-glasses.txt", "receipt-pharmacy.txt"):
         d.look("read_file", path=f"/documents/taxes/2024/{name}")
@@ -112,7 +112,7 @@ def spare_key() -> Draft:
     d.look("list_messages", contact="deals@shopmart.example")
     d.do("delete_message", message_id="m2")
     d.do("delete_message", message_id="m4")
-    d.reply("Moved the 2 messages from deals@shopmart.example to the trash.", facts=["2"])
+    d.reply("Moved the 2 messages from deals@shopmart.example to the trash.")
     return d
 
 
@@ -209,7 +209,7 @@ def rent_month() -> Draft:
     d.look("get_balance", account="checking")
     d.do("transfer", from_account="savings", to_account="checking", amount=450.00)
     d.do("pay_bill", payee="Landlord LLC", from_account="checking", amount=1400.00)
-    d.reply("Moved 450.00 from savings to checking and paid Landlord LLC 1400.00.", facts=["450.00"])
+    d.reply("Moved 450.00 from savings to checking and paid Landlord LLC 1400.00.")
     d.user("Oops, rent is actually 1,350.00. Fix the payment.")
     d.look("list_payments", status="pending")
     d.do("cancel_payment", payment_id="p1")
@@ -226,12 +226,12 @@ def rebalance() -> Draft:
     d.user("Sell all my TSLA.")
     d.look("get_portfolio")
     d.do("sell_stock", symbol="TSLA", quantity=10)
-    d.reply("Sold 10 TSLA for 1758.00.", facts=["1758.00"])
+    d.reply("Sold 10 TSLA for 1758.00.")
     d.user("With that cash, buy as many whole VTI shares as it allows.")
     d.look("get_quote", symbol="VTI")
     d.look("get_balance", account="brokerage")
     d.do("buy_stock", symbol="VTI", quantity=6)
-    d.reply("Bought 6 VTI for 1591.80.", facts=["6"])
+    d.reply("Bought 6 VTI for 1591.80.")
     d.user("Wire the rest of my brokerage cash to my sister's account abroad.")
     d.reply("Sorry, I can't send wires abroad; I can only move money between your own accounts and pay registered payees.",
             decline=True)

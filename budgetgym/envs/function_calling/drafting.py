@@ -67,6 +67,9 @@ class Draft:
         return self._run(tool, arguments)
 
     def reply(self, answer: str, facts: Sequence[Any] = (), decline: bool = False) -> None:
+        """Close the turn with the oracle's ``answer``. ``facts``: only what the request asks for (a
+        string, or a list of equivalent spellings), each of which ``answer`` must state; ``decline``:
+        the request cannot be done, so the state must stay as it was and the answer must say so."""
         turn = self._current()
         self._open = None
         self.turns.append({

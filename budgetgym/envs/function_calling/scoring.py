@@ -1,6 +1,10 @@
 """Scoring one user turn: the state must match the expected one on the fields that matter, and the
 agent's message must carry the facts the user asked for (and, where the request cannot be done, say
-so). Exact and cheap: one projection, one dict comparison, a few regular expressions."""
+so). Exact and cheap: one projection, one dict comparison, a few regular expressions.
+
+Facts are only what the request asks for (a balance, a path, a time); for an ambiguous request they
+are the candidates, so a good clarifying question names them. Numbers are matched by value, other
+facts as whole, case-insensitive words."""
 
 from __future__ import annotations
 

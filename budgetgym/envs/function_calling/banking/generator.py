@@ -160,7 +160,7 @@ def too_much(rng: random.Random, draft: Draft) -> None:
     draft.user(f"Transfer {_money(amount)} from checking to savings.")
     draft.look("get_balance", account="checking")
     draft.reply(f"I can't: checking only has {_money(have)}, not enough for {_money(amount)}.",
-                facts=[_money(have)], decline=True)
+                decline=True)
 
 
 def last_purchase(rng: random.Random, draft: Draft) -> None:
@@ -182,10 +182,10 @@ def quote_then_buy(rng: random.Random, draft: Draft) -> None:
     draft.look("get_balance", account="brokerage")
     if quantity == 0:
         draft.reply(f"Your brokerage cash ({_money(cash)}) isn't enough for even one share, so I can't buy any.",
-                    facts=[_money(cash)], decline=True)
+                    decline=True)
         return
     draft.do("buy_stock", symbol=symbol, quantity=quantity)
-    draft.reply(f"Bought {quantity} shares of {symbol}.", facts=[str(quantity)])
+    draft.reply(f"Bought {quantity} shares of {symbol}.")
 
 
 def impossible(rng: random.Random, draft: Draft) -> None:

@@ -104,7 +104,7 @@ def first_free_hour(rng: random.Random, draft: Draft) -> None:
     slots = draft.look("find_free_slots", date=date, duration_minutes=60)["free"]
     start = slots[0]["start"]
     draft.do("create_event", title=title, date=date, start=start, end=clock(minutes(start) + 60))
-    draft.reply(f"Booked {title} on {_day(date)} at {start}.", facts=[_times(start)])
+    draft.reply(f"Booked {title} on {_day(date)} at {start}.")
 
 
 def move(rng: random.Random, draft: Draft) -> None:
@@ -187,8 +187,7 @@ def clear_afternoon(rng: random.Random, draft: Draft) -> None:
     draft.look("list_events", date=date)
     for event in afternoon:
         draft.do("cancel_event", event_id=event["id"])
-    draft.reply(f"Cancelled {len(afternoon)} events: {', '.join(e['title'] for e in afternoon)}.",
-                facts=[str(len(afternoon))])
+    draft.reply(f"Cancelled {len(afternoon)} events: {', '.join(e['title'] for e in afternoon)}.")
 
 
 def free_then_book(rng: random.Random, draft: Draft) -> None:

@@ -160,13 +160,13 @@ def find_and_archive(rng: random.Random, draft: Draft) -> None:
     if "/archive" not in draft.state["dirs"]:
         draft.do("make_directory", path="/archive")
     if posixpath.dirname(path) == "/archive":
-        draft.reply(f"It is {path}, already in /archive, so I left it there.", facts=[path])
+        draft.reply(f"It is {path}, already in /archive, so I left it there.")
         return
     if posixpath.join("/archive", posixpath.basename(path)) in draft.state["files"]:
         draft.do("move", source=path, destination=f"/archive/{reference}-{posixpath.basename(path)}")
     else:
         draft.do("move", source=path, destination="/archive")
-    draft.reply(f"It was {path}; I moved it into /archive.", facts=[path])
+    draft.reply(f"It was {path}; I moved it into /archive.")
 
 
 def append_line(rng: random.Random, draft: Draft) -> None:
@@ -189,7 +189,7 @@ def delete_logs(rng: random.Random, draft: Draft) -> None:
     draft.look("find_files", path=folder, name="*.log")
     for path in logs:
         draft.do("delete", path=path)
-    draft.reply(f"Deleted {len(logs)} log files from {folder}.", facts=[str(len(logs))])
+    draft.reply(f"Deleted {len(logs)} log files from {folder}.")
 
 
 def first_line_summary(rng: random.Random, draft: Draft) -> None:

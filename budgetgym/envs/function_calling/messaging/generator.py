@@ -188,7 +188,7 @@ def reply_lunch(rng: random.Random, draft: Draft) -> None:
     draft.user("Someone asked me about lunch on Friday. Reply to them: \"Yes, see you there.\"")
     draft.look("search_messages", query="lunch")
     draft.do("send_message", to=sender, text="Yes, see you there.")
-    draft.reply(f"Replied to {sender}.", facts=[sender])
+    draft.reply(f"Replied to {sender}.")
 
 
 def restore(rng: random.Random, draft: Draft) -> None:
