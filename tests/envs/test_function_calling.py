@@ -306,6 +306,23 @@ def test_an_impossible_request_must_be_declined_without_changes():
     assert terminated and info["success"] and reward == 1.0
 
 
+def test_file_text_is_compared_by_its_lines():
+    # Blank lines and a missing final newline do not matter to the user; the words do.
+    env = make()
+    env.reset(options={"task_id": "fc-curated-filesystem-tax-receipts"})
+    while env.unwrapped.user_turn < 2:
+        env.step(env.unwrapped.oracle_action())
+    env.step('write_file(path="/documents/taxes/2024/total.txt", content="\\nTotal: 537.50  ")')
+    env.step("Done.")
+    assert env.unwrapped.user_turn == 3
+    env.reset(options={"task_id": "fc-curated-filesystem-tax-receipts"})
+    while env.unwrapped.user_turn < 2:
+        env.step(env.unwrapped.oracle_action())
+    env.step('write_file(path="/documents/taxes/2024/total.txt", content="Total: 537.5")')
+    observation, *_ = env.step("Done.")
+    assert observation.startswith("User: That isn't right yet") and env.unwrapped.user_turn == 2
+
+
 def test_an_ambiguous_request_is_answered_by_asking():
     env = make()
     env.reset(options={"task_id": "fc-curated-messaging-two-alexes"})

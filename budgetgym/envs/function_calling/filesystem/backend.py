@@ -70,6 +70,17 @@ def under(path: str, folder: str) -> bool:
     return path.startswith(folder if folder == "/" else folder + "/") and path != folder
 
 
+def lines(text: str) -> list[str]:
+    """A file's text as it matters: its non-blank lines without trailing spaces (an appended line
+    with or without a final newline, or after a blank line, is the same file to the user)."""
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+def text_of(lines_: list[str]) -> str:
+    """The text a file with these lines is written with."""
+    return "".join(line + "\n" for line in lines_)
+
+
 def project(state: Mapping[str, Any]) -> dict[str, Any]:
-    """What matters: the folders and the files with their contents (not the current directory)."""
-    return {"dirs": state["dirs"], "files": state["files"]}
+    """What matters: the folders, and the files with their lines (not the current directory)."""
+    return {"dirs": state["dirs"], "files": {path: lines(text) for path, text in state["files"].items()}}

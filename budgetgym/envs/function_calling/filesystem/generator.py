@@ -153,8 +153,18 @@ def invoice_total(rng: random.Random, draft: Draft) -> None:
     draft.reply(f"Invoice {number} ({path}) totals {total} EUR.", facts=[total])
 
 
+def _placeable(draft: Draft, folder: str) -> list[tuple[str, str]]:
+    """(reference, path) of uniquely referenced files whose name is free in ``folder`` (or that are
+    already there): "move it into /archive" must not need a new name the user never gave."""
+    return [(reference, path) for reference, path in sorted(_unique_references(draft).items())
+            if posixpath.dirname(path) == folder or posixpath.join(folder, posixpath.basename(path)) not in draft.state["files"]]
+
+
 def find_and_archive(rng: random.Random, draft: Draft) -> None:
-    reference, path = rng.choice(sorted(_unique_references(draft).items()))
+    candidates = _placeable(draft, "/archive")
+    if not candidates:
+        return invoice_total(rng, draft)
+    reference, path = rng.choice(candidates)
     draft.user(f"Find the file that mentions {reference} and move it into /archive (make that folder if needed).")
     draft.look("find_files", contains=reference)
     if "/archive" not in draft.state["dirs"]:
@@ -162,10 +172,7 @@ def find_and_archive(rng: random.Random, draft: Draft) -> None:
     if posixpath.dirname(path) == "/archive":
         draft.reply(f"It is {path}, already in /archive, so I left it there.")
         return
-    if posixpath.join("/archive", posixpath.basename(path)) in draft.state["files"]:
-        draft.do("move", source=path, destination=f"/archive/{reference}-{posixpath.basename(path)}")
-    else:
-        draft.do("move", source=path, destination="/archive")
+    draft.do("move", source=path, destination="/archive")
     draft.reply(f"It was {path}; I moved it into /archive.")
 
 
@@ -203,7 +210,10 @@ def first_line_summary(rng: random.Random, draft: Draft) -> None:
 
 
 def which_then_copy(rng: random.Random, draft: Draft) -> None:
-    reference, path = rng.choice(sorted(_unique_references(draft).items()))
+    candidates = [(r, p) for r, p in _placeable(draft, "/shared") if not p.startswith("/shared/")]
+    if not candidates:
+        return invoice_total(rng, draft)
+    reference, path = rng.choice(candidates)
     folder = posixpath.dirname(path)
     draft.user(f"Which file in {folder} mentions {reference}?")
     draft.look("find_files", path=folder, contains=reference)
@@ -211,10 +221,7 @@ def which_then_copy(rng: random.Random, draft: Draft) -> None:
     draft.user("Thanks. Put a copy of that file in /shared, a new folder at the top level.")
     if "/shared" not in draft.state["dirs"]:
         draft.do("make_directory", path="/shared")
-    if posixpath.join("/shared", posixpath.basename(path)) in draft.state["files"]:
-        draft.do("copy", source=path, destination=f"/shared/{reference}-{posixpath.basename(path)}")
-    else:
-        draft.do("copy", source=path, destination="/shared")
+    draft.do("copy", source=path, destination="/shared")
     draft.reply("Done, the copy is in /shared.")
 
 

@@ -11,11 +11,11 @@ import posixpath
 from typing import Any, Collection, Mapping
 
 from budgetgym.core import ToolCall
-from budgetgym.envs.function_calling.filesystem.backend import under
+from budgetgym.envs.function_calling.filesystem.backend import project, text_of, under
 
 
 def plan(state: Mapping[str, Any], target: Mapping[str, Any], tools: Collection[str]) -> ToolCall | None:
-    files, dirs = state["files"], set(state["dirs"])
+    files, dirs = project(state)["files"], set(state["dirs"])  # files as lines, as the target has them
     want_files, want_dirs = target["files"], set(target["dirs"])
     stray_dirs = sorted(dirs - want_dirs)
 
@@ -41,20 +41,20 @@ def plan(state: Mapping[str, Any], target: Mapping[str, Any], tools: Collection[
 
     stray_files = [f for f in files if f not in want_files]
     for path in sorted(want_files):
-        text = want_files[path]
-        if files.get(path) == text:
+        wanted = want_files[path]
+        if files.get(path) == wanted:
             continue
         if path in files or path in dirs:
             if path in dirs:
                 return ToolCall("delete", {"path": path, "recursive": True})
-            return ToolCall("write_file", {"path": path, "content": text})
-        twin = next((f for f in sorted(stray_files) if files[f] == text), None)
+            return ToolCall("write_file", {"path": path, "content": text_of(wanted)})
+        twin = next((f for f in sorted(stray_files) if files[f] == wanted), None)
         if twin is not None and "move" in tools:
             return ToolCall("move", {"source": twin, "destination": path})
-        twin = next((f for f in sorted(files) if files[f] == text), None)
+        twin = next((f for f in sorted(files) if files[f] == wanted), None)
         if twin is not None and "copy" in tools:
             return ToolCall("copy", {"source": twin, "destination": path})
-        return ToolCall("write_file", {"path": path, "content": text})
+        return ToolCall("write_file", {"path": path, "content": text_of(wanted)})
 
     for folder in stray_dirs:
         if not any(under(folder, other) for other in stray_dirs):
@@ -75,7 +75,7 @@ def _relocatable(folder, stray_dirs, files, dirs, want_files, want_dirs) -> str 
     return None
 
 
-def _contents(folder: str, files: Mapping[str, str], dirs: Collection[str]) -> tuple:
+def _contents(folder: str, files: Mapping[str, list[str]], dirs: Collection[str]) -> tuple:
     cut = len(folder)
     return (
         sorted((f[cut:], text) for f, text in files.items() if under(f, folder)),
