@@ -28,10 +28,11 @@ Rewards:
     ``reward_mode="sparse"``: 1.0 on the step that completes the last user turn, else 0.0.
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of user turns completed.
     A user turn is completed by a message sent when (1) the service state equals the task's
-    expected state for that turn on the fields that matter (files and folders; contacts, inbox,
-    sent and trash; events; balances, holdings, payees and pending payments; never ids, the
-    current directory, read flags or the transaction log), (2) the message carries every fact the
-    request asked for, and (3) for a request that cannot be done, the message says so.
+    expected state for that turn on the fields that matter (folders, and files by their non-blank
+    lines; contacts, inbox, sent and trash; events; balances, holdings, payees and pending
+    payments; never ids, the current directory, read flags or the transaction log), (2) the message
+    carries every fact the request asked for (numbers by value), and (3) for a request that cannot
+    be done, the message says so.
 
     A message that fails the check does not end the episode: like a real user, the user objects
     ("That isn't right yet ...") and restates the request; the turn stays open and the agent may

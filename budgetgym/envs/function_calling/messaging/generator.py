@@ -114,18 +114,20 @@ def forward(rng: random.Random, draft: Draft) -> None:
 def door_code(rng: random.Random, draft: Draft) -> None:
     found = [m for m in draft.state["messages"].values() if "door code" in m["text"]]
     if not found or found[0]["trashed"]:
-        return unread_count(rng, draft)
+        return inbox_count(rng, draft)
     code = found[0]["text"].split()[-1].rstrip(".")
     draft.user("Someone sent me the office door code. What is it?")
     draft.look("search_messages", query="door code")
     draft.reply(f"The office door code is {code} (from {found[0]['from']}).", facts=[code])
 
 
-def unread_count(rng: random.Random, draft: Draft) -> None:
-    unread = [m for m in _inbox(draft) if not m["read"]]
-    draft.user("How many unread messages are in my inbox?")
-    draft.look("list_messages", unread_only=True)
-    draft.reply(f"You have {len(unread)} unread messages.", facts=[str(len(unread))])
+def inbox_count(rng: random.Random, draft: Draft) -> None:
+    # Not "how many unread": reading a message marks it read, so that count would depend on how the
+    # agent looked, which the scoring does not track.
+    draft.user("How many messages are in my inbox right now, not counting the trash?")
+    draft.look("list_messages")
+    count = len(_inbox(draft))
+    draft.reply(f"You have {count} messages in your inbox.", facts=[str(count)])
 
 
 def clear_sender(rng: random.Random, draft: Draft) -> None:
@@ -193,6 +195,9 @@ def reply_lunch(rng: random.Random, draft: Draft) -> None:
 
 def restore(rng: random.Random, draft: Draft) -> None:
     trashed = [m for m in draft.state["messages"].values() if m["trashed"] and m["folder"] == "inbox"]
+    # A person's only message in the trash, so "the message from X" names one.
+    trashed = [m for m in trashed if m["from"] in draft.state["contacts"]
+               and sum(other["from"] == m["from"] for other in trashed) == 1]
     if not trashed:
         return clear_sender(rng, draft)
     message = trashed[0]
@@ -210,7 +215,7 @@ def impossible(rng: random.Random, draft: Draft) -> None:
 
 
 KINDS: list[Callable[[random.Random, Draft], None]] = [
-    send, forward, door_code, unread_count, clear_sender, add_contact, new_number, email_of, ambiguous_sam,
+    send, forward, door_code, inbox_count, clear_sender, add_contact, new_number, email_of, ambiguous_sam,
     reply_lunch, restore, impossible,
 ]
 NEEDS_SEND = {send, forward, ambiguous_sam, reply_lunch}
