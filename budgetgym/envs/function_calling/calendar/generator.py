@@ -3,6 +3,7 @@ from the kinds below. Today is Monday 2025-03-03; requests name days by weekday 
 
 from __future__ import annotations
 
+import datetime
 import random
 from typing import Callable
 
@@ -27,6 +28,13 @@ IMPOSSIBLE = [
 
 def _day(date: str) -> str:
     return f"{weekday(date)} {date}"
+
+
+def _dates(date: str) -> list[str]:
+    """A date as a fact: "2025-03-05", "March 5", "March 5th", "Mar 5" or "5 March"."""
+    day = datetime.date.fromisoformat(date)
+    ordinal = f"{day.day}{'th' if 10 < day.day < 14 else {1: 'st', 2: 'nd', 3: 'rd'}.get(day.day % 10, 'th')}"
+    return [date, f"{day:%B} {day.day}", f"{day:%B} {ordinal}", f"{day:%b} {day.day}", f"{day.day} {day:%B}"]
 
 
 def _times(start: str) -> list[str]:
@@ -152,7 +160,7 @@ def when(rng: random.Random, draft: Draft) -> None:
     draft.user(f"When is my \"{event['title']}\"?")
     draft.look("search_events", query=event["title"])
     draft.reply(f"{event['title']} is on {_day(event['date'])} from {event['start']} to {event['end']}.",
-                facts=[event["date"], _times(event["start"])])
+                facts=[_dates(event["date"]), _times(event["start"])])
 
 
 def agenda(rng: random.Random, draft: Draft) -> None:

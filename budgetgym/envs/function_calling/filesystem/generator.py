@@ -254,7 +254,7 @@ def ambiguous_name(rng: random.Random, draft: Draft) -> None:
     chosen = rng.choice(todos)
     draft.user(f"The one in {posixpath.dirname(chosen)}.")
     text = draft.look("read_file", path=chosen)["content"].strip()
-    draft.reply(f"It says: {text}", facts=[text.split(": ", 1)[1]])
+    draft.reply(f"It says: {text}", facts=[text.split(": ", 1)[1].rstrip(".")])
 
 
 def _delete_without_tool(rng: random.Random, draft: Draft) -> None:
