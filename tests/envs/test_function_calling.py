@@ -17,6 +17,7 @@ import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core import SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks
 from budgetgym.envs.function_calling import FunctionCallingEnv
 from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_tasks
+from budgetgym.envs.function_calling.calendar.generator import clock_spellings, date_spellings
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states, oracle_trajectory
 from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
@@ -355,6 +356,9 @@ def test_facts_are_matched_by_value_and_as_whole_words():
     assert has_fact("Sam Lee said so", "Sam Lee") and not has_fact("Sam Leeds said so", "Sam Lee")
     assert has_fact("at 9:30", ["09:30", "9:30"]) and not has_fact("at 19:30", ["09:30", "9:30"])
     assert has_fact("in /notes/keys.txt.", "/notes/keys.txt")
+    assert has_fact("at 1 PM", clock_spellings("13:00")) and not has_fact("at 11 pm", clock_spellings("13:00"))
+    assert has_fact("on Wednesday, March 5th", date_spellings("2025-03-05"))
+    assert not has_fact("on March 15", date_spellings("2025-03-05"))
 
 
 def test_declines_are_recognised():

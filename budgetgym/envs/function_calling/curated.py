@@ -13,7 +13,7 @@ from budgetgym.envs.function_calling.banking.generator import CUSTOMER, PAYEES, 
 from budgetgym.envs.function_calling.banking.tools import TOOLS as BANK_TOOLS
 from budgetgym.envs.function_calling.calendar.backend import Calendar
 from budgetgym.envs.function_calling.calendar.backend import project as calendar_project
-from budgetgym.envs.function_calling.calendar.generator import TODAY
+from budgetgym.envs.function_calling.calendar.generator import TODAY, clock_spellings
 from budgetgym.envs.function_calling.calendar.tools import TOOLS as CALENDAR_TOOLS
 from budgetgym.envs.function_calling.drafting import Draft
 from budgetgym.envs.function_calling.filesystem.backend import FileSystem
@@ -178,7 +178,7 @@ def focus_week() -> Draft:
     ]))
     d.user("What's my first free 2-hour window on Tuesday 2025-03-04 between 09:00 and 18:00?")
     d.look("find_free_slots", date="2025-03-04", duration_minutes=120)
-    d.reply("Tuesday from 13:00 (free until 18:00).", facts=["13:00"])
+    d.reply("Tuesday from 13:00 (free until 18:00).", facts=[clock_spellings("13:00")])
     d.user("Block it as \"Focus time\", 13:00 to 15:00.")
     d.do("create_event", title="Focus time", date="2025-03-04", start="13:00", end="15:00")
     d.reply("Blocked Focus time on Tuesday 13:00-15:00.")

@@ -30,16 +30,21 @@ def _day(date: str) -> str:
     return f"{weekday(date)} {date}"
 
 
-def _dates(date: str) -> list[str]:
-    """A date as a fact: "2025-03-05", "March 5", "March 5th", "Mar 5" or "5 March"."""
+def date_spellings(date: str) -> list[str]:
+    """A date as a fact, in the spellings people use: "2025-03-05", "March 5", "March 5th", ..."""
     day = datetime.date.fromisoformat(date)
     ordinal = f"{day.day}{'th' if 10 < day.day < 14 else {1: 'st', 2: 'nd', 3: 'rd'}.get(day.day % 10, 'th')}"
     return [date, f"{day:%B} {day.day}", f"{day:%B} {ordinal}", f"{day:%b} {day.day}", f"{day.day} {day:%B}"]
 
 
-def _times(start: str) -> list[str]:
-    """A time as a fact: "09:30" or "9:30"."""
-    return [start, start.lstrip("0")] if start.startswith("0") else [start]
+def clock_spellings(time: str) -> list[str]:
+    """A time as a fact: "09:30", "9:30", "9:30 am"; "13:00", "1:00 pm", "1 pm"."""
+    hour, minute = int(time[:2]), time[3:]
+    twelve, half = (hour - 1) % 12 + 1, "am" if hour < 12 else "pm"
+    spellings = [time, f"{hour}:{minute}", f"{twelve}:{minute} {half}", f"{twelve}:{minute}{half}"]
+    if minute == "00":
+        spellings += [f"{twelve} {half}", f"{twelve}{half}"]
+    return list(dict.fromkeys(spellings))
 
 
 def random_week(rng: random.Random) -> dict:
@@ -160,7 +165,7 @@ def when(rng: random.Random, draft: Draft) -> None:
     draft.user(f"When is my \"{event['title']}\"?")
     draft.look("search_events", query=event["title"])
     draft.reply(f"{event['title']} is on {_day(event['date'])} from {event['start']} to {event['end']}.",
-                facts=[_dates(event["date"]), _times(event["start"])])
+                facts=[date_spellings(event["date"]), clock_spellings(event["start"])])
 
 
 def agenda(rng: random.Random, draft: Draft) -> None:
@@ -206,7 +211,7 @@ def free_then_book(rng: random.Random, draft: Draft) -> None:
         draft.reply(f"There is no free 90-minute slot on {_day(date)}.")
         return
     start = slots[0]["start"]
-    draft.reply(f"Your first free 90 minutes start at {start}.", facts=[_times(start)])
+    draft.reply(f"Your first free 90 minutes start at {start}.", facts=[clock_spellings(start)])
     draft.user("Great, block that time as \"Focus time\".")
     draft.do("create_event", title="Focus time", date=date, start=start, end=clock(minutes(start) + 90))
     draft.reply(f"Blocked {start}-{clock(minutes(start) + 90)} as Focus time.")
