@@ -13,18 +13,15 @@ import gymnasium as gym
 
 import budgetgym
 from budgetgym.eval.cli import add_commands as add_eval_commands
-from budgetgym.wrappers import REVEAL_MODES
+from budgetgym.wrappers import REVEAL_MODES, parse_budget
 
 
-def _budget(text: str) -> int | float:
-    """``"8"`` is an absolute cap, ``"0.5"`` a share of the full budget."""
+def budget_argument(text: str) -> int | float:
+    """An argparse type: ``"8"`` is an absolute cap, ``"0.5"`` a share of the full budget."""
     try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"a budget is an int (turns) or a float in (0, 1], got {text!r}") from None
+        return parse_budget(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -107,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     play = commands.add_parser("play", help="play an environment in the terminal")
     play.add_argument("env_id", help="e.g. budgetgym/FunctionCalling-v0")
-    play.add_argument("--budget", type=_budget, default=None, help="turn cap: an int, or a share in (0, 1]")
+    play.add_argument("--budget", type=budget_argument, default=None, help="turn cap: an int, or a share in (0, 1]")
     play.add_argument("--reveal", choices=REVEAL_MODES, default="remaining")
     play.add_argument("--task", default=None, help="a task id (default: drawn with --seed)")
     play.add_argument("--split", default=None)

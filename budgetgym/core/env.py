@@ -305,6 +305,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return self._turn
 
     @property
+    def first_observation(self) -> str:
+        """The observation the episode started with (before any turn, a restored prefix included)."""
+        return self._first_observation
+
+    @property
     def transcript(self) -> list[tuple[str, str]]:
         """The (action, observation) pairs of this episode so far (a copy)."""
         return list(self._transcript)

@@ -16,7 +16,7 @@ from budgetgym.eval._extras import MissingExtraError
 from budgetgym.eval.agents import AgentError, make_agent
 from budgetgym.eval.executors import EXECUTORS, make_executor
 from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_KS
-from budgetgym.wrappers import REVEAL_MODES
+from budgetgym.wrappers import REVEAL_MODES, parse_budget
 
 
 def default_env_ids() -> list[str]:
@@ -29,20 +29,12 @@ def default_env_ids() -> list[str]:
 # ------------------------------------------------------------------ argument types
 
 
-def _number(text: str) -> int | float:
-    text = text.strip()
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-
-
 def _budget_list(text: str) -> list[int | float]:
     """``"0.25,0.5,8"``: floats are shares of each task's full budget, ints are turns."""
-    return [_number(part) for part in text.split(",") if part.strip()]
+    try:
+        return [parse_budget(part) for part in text.split(",") if part.strip()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _int_list(text: str) -> list[int]:

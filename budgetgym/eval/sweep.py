@@ -27,7 +27,7 @@ from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key, sort_key
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_jobs
 from budgetgym.eval.progress import progress_bar
-from budgetgym.wrappers import REVEAL_MODES, TurnBudget, cap_for
+from budgetgym.wrappers import REVEAL_MODES, TurnBudget, cap_for, check_budget
 
 DEFAULT_KS = (1, 2, 4, 8)
 DEFAULT_BUDGETS = (0.25, 0.5, 0.75, 1.0)
@@ -140,9 +140,7 @@ def run_sweep(
     if not budgets:
         raise ValueError("budgets must not be empty")
     for budget in budgets:
-        if isinstance(budget, bool) or not isinstance(budget, (int, float)) or \
-                (isinstance(budget, int) and budget < 1) or (isinstance(budget, float) and not 0 < budget <= 1):
-            raise ValueError(f"a budget is an int >= 1 or a float in (0, 1], got {budget!r}")
+        check_budget(budget)
     if len({float(b) for b in budgets}) != len(budgets):
         # Records, files and reports tell T apart by value: 1 (one turn) and 1.0 (the full budget)
         # would be the same key.

@@ -17,14 +17,29 @@ _DEFAULT_TEMPLATES = {
 _NO_TURNS_LEFT = "No turns left: the turn budget was spent before this episode was handed over."
 
 
-def _check_max_turns(value: Any) -> None:
+def check_budget(value: Any) -> None:
+    """Raise ValueError unless ``value`` is a turn budget: an int >= 1, or a float in (0, 1]."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"max_turns must be an int >= 1 or a float in (0, 1], got {value!r}")
+        raise ValueError(f"a turn budget is an int >= 1 or a float in (0, 1], got {value!r}")
     if isinstance(value, numbers.Integral):
         if value < 1:
-            raise ValueError(f"max_turns as an int must be >= 1, got {value}")
+            raise ValueError(f"a turn budget as an int must be >= 1, got {value}")
     elif not 0.0 < float(value) <= 1.0:
-        raise ValueError(f"max_turns as a float is a share of the full budget and must be in (0, 1], got {value}")
+        raise ValueError(f"a turn budget as a float is a share of the full budget and must be in (0, 1], got {value}")
+
+
+def parse_budget(text: str) -> int | float:
+    """A budget written as text: ``"8"`` is eight turns, ``"0.5"`` half of each task's full budget."""
+    text = text.strip()
+    try:
+        value: int | float = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"a budget is an int (turns) or a float in (0, 1], got {text!r}") from None
+    check_budget(value)
+    return value
 
 
 def cap_for(max_turns: int | float, full_budget: int) -> int:
@@ -74,7 +89,7 @@ class TurnBudget(gym.Wrapper[str, str, str, str]):
         count_restored: bool = True,
         template: str | None = None,
     ) -> None:
-        _check_max_turns(max_turns)
+        check_budget(max_turns)
         if reveal not in REVEAL_MODES:
             raise ValueError(f"reveal must be one of {REVEAL_MODES}, got {reveal!r}")
         if template is not None:

@@ -116,9 +116,8 @@ class OpenAIChatAgent:
         if base.turn > 0:
             # A restored state (an injected failure, a probe's matched state): the model sees the
             # prefix as its own earlier turns, and ``act`` adds the current observation.
-            snapshot = base.snapshot()
-            self._messages.append({"role": "user", "content": snapshot["first_observation"]})
-            transcript = snapshot["transcript"]
+            self._messages.append({"role": "user", "content": base.first_observation})
+            transcript = base.transcript
             for index, (action, result) in enumerate(transcript):
                 self._messages.append({"role": "assistant", "content": action})
                 if index < len(transcript) - 1:
