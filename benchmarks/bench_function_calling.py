@@ -8,6 +8,7 @@ Prints one JSON object. All figures come from one run in one process:
 * latencies (microseconds): reset, snapshot, restore of every curated failure state by the fast
   path (the backend state) and by replay, scoring one user turn, and, within a step, the shared
   parser and the JSON Schema validation it runs on every call;
+* backend_only: the same tool calls run straight on fresh backends, without parser or env;
 * bfcl: BFCL's ground-truth calls for every multi_turn_base entry replayed through
   ``bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils.execute_multi_turn_func_call`` (fresh
   backend instances per entry, as an evaluation does), and our replay's speed as a ratio of it.
@@ -29,6 +30,7 @@ import gymnasium as gym
 import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core import load_failure_states, parse_action
 from budgetgym.envs.function_calling import FunctionCallingEnv
+from budgetgym.envs.function_calling.domain import ToolError, copy_state
 from budgetgym.envs.function_calling.scoring import turn_problem
 
 ENV_ID = "budgetgym/FunctionCalling-v0"
@@ -125,6 +127,28 @@ def parsing_samples(env: FunctionCallingEnv, solutions: list[list[str]]) -> tupl
     return parse, validate
 
 
+def backend_rate(env: FunctionCallingEnv, solutions: list[list[str]], repeats: int) -> dict[str, float]:
+    """The oracle's tool calls run straight on fresh backends: no parser, no env (BFCL's executor's job)."""
+    tasks = []
+    for index, actions in enumerate(solutions):
+        env.reset(options={"task_index": index})
+        calls = [(env.tools[c.name].function, c.arguments) for a in actions
+                 for c in parse_action(a, env.tools, allow_message=True).calls]
+        tasks.append((env._domain.backend, env.task["initial_state"], calls))
+    count = sum(len(calls) for _, _, calls in tasks) * repeats
+    start = time.perf_counter()
+    for _ in range(repeats):
+        for make_backend, initial, calls in tasks:
+            backend = make_backend(copy_state(initial))
+            for function, arguments in calls:
+                try:
+                    function(backend, **arguments)
+                except ToolError:
+                    pass
+    elapsed = time.perf_counter() - start
+    return {"calls": count, "seconds": round(elapsed, 4), "calls_per_s": round(count / elapsed)}
+
+
 def bfcl_rate(repeats: int) -> dict[str, Any]:
     try:
         from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
@@ -177,6 +201,7 @@ def main() -> None:
             "replay_gym_make": replay_rate(wrapped, solutions, args.repeats),
             "live_oracle_bare_env": live_oracle_rate(bare, args.repeats),
         },
+        "backend_only": backend_rate(bare, solutions, args.repeats),
         "latency": {
             "reset": _per_call_us(resets, args.repeats),
             "snapshot": _per_call_us([lambda: bare.snapshot()], 2000),
@@ -194,6 +219,7 @@ def main() -> None:
     if "calls_per_s" in bfcl:
         result["ratio_replay_to_bfcl_executor"] = round(
             result["rollouts"]["replay_bare_env"]["steps_per_s"] / bfcl["calls_per_s"], 1)
+        result["ratio_backend_calls_to_bfcl_executor"] = round(result["backend_only"]["calls_per_s"] / bfcl["calls_per_s"], 1)
     print(json.dumps(result, indent=2))
 
 
