@@ -194,3 +194,36 @@ def test_schemas_beyond_the_shared_keywords_use_jsonschema_only():
     tool = Tool("p", "p", {"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "string"}]}}})
     assert tool._fast_validate is None
     assert tool.validation_error({"pair": [1]}) is not None and tool.validation_error({"pair": ["a"]}) is None
+
+
+@pytest.mark.parametrize("text", ['{"name": "tag", "arguments": {"items": [NaN]}}',
+                                  '{"name": "tag", "arguments": "{\\"items\\": [Infinity]}"}',
+                                  '[{"name": "tag", "arguments": {"items": [-Infinity]}}]'])
+def test_non_finite_numbers_are_not_json(text):
+    with pytest.raises(ActionError, match="not a JSON value: numbers must be finite"):
+        parse_action(text, TOOLS)
+
+
+def test_integral_floats_of_integer_parameters_become_ints():
+    count = Tool("count", "Count.", {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}})
+    call = parse_action('{"name": "count", "arguments": {"n": 2.0, "x": 2.0}}', {"count": count}).calls[0]
+    assert call.arguments == {"n": 2, "x": 2.0} and type(call.arguments["n"]) is int and type(call.arguments["x"]) is float
+    with pytest.raises(ActionError, match="is not of type 'integer'"):
+        parse_action('{"name": "count", "arguments": {"n": 2.5}}', {"count": count})
+
+
+@pytest.mark.parametrize("text", ["[Done] moved it.", "[x] all three files", "{ this is not json, just a brace"])
+def test_bracketed_prose_is_a_message_where_messages_are_allowed(text):
+    if text.startswith("{"):  # an object always means JSON: a broken one is an error, not a message
+        with pytest.raises(ActionError, match="Malformed JSON"):
+            parse_action(text, TOOLS, allow_message=True)
+    else:
+        assert parse_action(text, TOOLS, allow_message=True) == Action(calls=(), message=text)
+
+
+def test_openai_schema_is_a_fresh_copy_each_time():
+    first = MV.openai_schema()
+    first["function"]["parameters"]["properties"].clear()
+    assert MV.openai_schema()["function"]["parameters"]["properties"].keys() == {"source", "destination", "overwrite"}
+    assert MV.openai_schema() == {"type": "function", "function": {"name": "mv", "description": "Move a file.",
+                                                                    "parameters": dict(MV.parameters)}}

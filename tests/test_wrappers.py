@@ -164,7 +164,7 @@ def _failure_states():
         env.reset(seed=0, options={"task_id": task_id})
         env.step(action)
         states.append({"id": f"fs-{task_id}", "task_id": task_id, "kind": kind, "description": f"did {action}",
-                       "error_step": 1, "snapshot": json.loads(json.dumps(env.snapshot()))})
+                       "error_step": 0, "snapshot": json.loads(json.dumps(env.snapshot()))})
     return states
 
 
@@ -177,7 +177,7 @@ def test_error_injection_restores_the_exact_snapshot():
         assert env.unwrapped.snapshot() == record["snapshot"]
         assert obs == record["snapshot"]["transcript"][-1][1]
         assert info["injected_error"] == {"id": record["id"], "kind": record["kind"],
-                                          "description": record["description"], "step": 1}
+                                          "description": record["description"], "step": 0}
         assert info["history"] == [{"action": a, "observation": o} for a, o in record["snapshot"]["transcript"]]
         assert info["turn"] == 1
 

@@ -67,6 +67,8 @@ BareParser = Callable[[str], "ToolCall | None"]
 _TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 _CALL_START = re.compile(r"^\[?\s*([A-Za-z_][\w.]*)\s*\(")
+# An object, or a list that opens like JSON; "[Done] moved it" is a message, not broken JSON.
+_JSON_START = re.compile(r'^(\{|\[\s*[\[{"\d\-\]]|\[\s*(true|false|null)\b)')
 MAX_CALLS_PER_STEP = 32  # one turn may hold several calls, but not an unbounded batch
 # C0 controls but tab and newlines: no model writes them, a garbled byte stream does.
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -122,7 +124,7 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     # JSON and call syntax are tried before <tool_call> blocks: an argument may contain that tag.
     calls: list[ToolCall] | None = None
     has_blocks = "<tool_call>" in stripped
-    if stripped[0] in "{[" and not _CALL_START.match(stripped):
+    if _JSON_START.match(stripped):
         try:
             calls = _calls_from_json(_load_json(stripped))
         except _Problem:
@@ -153,6 +155,9 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
         if problem is not None:
             where = f"call {index + 1}, " if len(calls) > 1 else ""
             raise _Problem(f"Invalid arguments for '{call.name}' ({where}nothing was run): {problem}.", call.name)
+        arguments = tool.normalise(call.arguments)
+        if arguments is not call.arguments:
+            calls[index] = ToolCall(call.name, arguments)
     return Action(calls=tuple(calls))
 
 
@@ -172,9 +177,13 @@ def _parse_tool_call_blocks(text: str, tools: Mapping[str, Tool]) -> list[ToolCa
     return calls
 
 
+def _reject_constant(name: str) -> Any:
+    raise _Problem(f"{name} is not a JSON value: numbers must be finite.")
+
+
 def _load_json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as err:
         raise _Problem(f"Malformed JSON ({err.msg} at line {err.lineno} column {err.colno}).") from None
 
@@ -190,7 +199,7 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
         arguments = item.get("arguments", item.get("parameters", {}))
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = json.loads(arguments, parse_constant=_reject_constant) if arguments.strip() else {}
             except json.JSONDecodeError as err:
                 raise _Problem(f"The arguments of '{item['name']}' are not valid JSON ({err.msg}).", item["name"]) from None
         if not isinstance(arguments, dict):

@@ -13,7 +13,8 @@ class ErrorInjection(gym.Wrapper[str, str, str, str]):
     """On reset, restore a curated failure state: a snapshot whose history holds a known mistake.
 
     A failure state is a record ``{id, task_id, kind, description, error_step, snapshot}`` (the
-    family's ``failure_states.jsonl``, or the ``states`` given). With probability ``p`` a reset
+    family's ``failure_states.jsonl``, or the ``states`` given); ``error_step`` is the 0-based index,
+    in the snapshot's transcript, of the mistaken action. With probability ``p`` a reset
     restores one of them, chosen uniformly with this wrapper's own seeded generator, and returns the
     observation after the mistake with ``info["injected_error"] = {"id", "kind", "description",
     "step"}`` and ``info["history"]`` (the prefix's ``[{"action", "observation"}, ...]``, so an LLM

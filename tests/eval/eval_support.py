@@ -18,4 +18,4 @@ def failure_state(state_id: str, task_id: str, kind: str, actions: list[str], se
     for action in actions:
         env.step(action)
     return {"id": state_id, "task_id": task_id, "kind": kind, "description": f"{kind} on {task_id}",
-            "error_step": len(actions), "snapshot": env.unwrapped.snapshot()}
+            "error_step": len(actions) - 1, "snapshot": env.unwrapped.snapshot()}

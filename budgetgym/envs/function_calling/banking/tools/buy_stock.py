@@ -6,7 +6,6 @@ from budgetgym.envs.function_calling.domain import object_schema
 
 
 def buy_stock(bank: Bank, symbol: str, quantity: int) -> dict:
-    quantity = int(quantity)  # JSON Schema's "integer" admits 2.0
     cost = bank.price(symbol) * quantity
     bank.debit(BROKERAGE, cost, f"Buy {quantity} {symbol}")
     holdings = bank.state["holdings"]

@@ -7,7 +7,6 @@ from budgetgym.envs.function_calling.domain import object_schema
 
 def list_transactions(bank: Bank, account: str, limit: int = 10) -> dict:
     bank.account(account)
-    limit = int(limit)  # JSON Schema's "integer" admits 2.0
     mine = [t for t in reversed(bank.state["transactions"]) if t["account"] == account]
     return {"account": account, "transactions": mine[:limit]}
 

@@ -6,7 +6,6 @@ from budgetgym.envs.function_calling.domain import ToolError, object_schema
 
 
 def sell_stock(bank: Bank, symbol: str, quantity: int) -> dict:
-    quantity = int(quantity)  # JSON Schema's "integer" admits 2.0
     price = bank.price(symbol)
     holdings = bank.state["holdings"]
     held = holdings.get(symbol, 0)

@@ -6,7 +6,6 @@ from budgetgym.envs.function_calling.domain import ToolError, object_schema
 
 
 def find_free_slots(cal: Calendar, date: str, duration_minutes: int, earliest: str = "09:00", latest: str = "18:00") -> dict:
-    duration_minutes = int(duration_minutes)  # JSON Schema's "integer" admits 2.0
     try:
         weekday(date)
     except ValueError:
