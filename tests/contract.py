@@ -17,6 +17,8 @@ BAD_ACTIONS = [
     "<tool_call>{\"name\": \"no_such_tool_anywhere\"}",
     "[1, 2, 3]",
     "x" * 300_000,
+    '{"name": "no_such_tool_anywhere", "arguments": {"n": ' + "9" * 5000 + "}}",  # Python won't read it
+    '[{"name": "no_such_tool_anywhere", "arguments": {"n": 1e999}}]',
     "__import__('os').system('echo pwned')",
 ]
 

@@ -227,3 +227,22 @@ def test_openai_schema_is_a_fresh_copy_each_time():
     assert MV.openai_schema()["function"]["parameters"]["properties"].keys() == {"source", "destination", "overwrite"}
     assert MV.openai_schema() == {"type": "function", "function": {"name": "mv", "description": "Move a file.",
                                                                     "parameters": dict(MV.parameters)}}
+
+
+@pytest.mark.parametrize("text,match", [
+    ('{"name": "tag", "arguments": {"items": [' + "9" * 5000 + "]}}", "5000 digits is too long"),
+    ('{"name": "tag", "arguments": "{\\"items\\": [' + "9" * 65 + ']}"}', "65 digits is too long"),
+    ('{"name": "tag", "arguments": {"items": [1e999]}}', "1e999 is out of range"),
+    ("tag(items=[" + "9" * 5000 + "])", "Could not parse|too long"),
+    ("tag(items=[" + "9" * 70 + "])", "more than 64 digits"),
+    ("tag(items=[1e999])", "out of range"),
+])
+def test_numbers_beyond_any_tool_are_refused_not_raised(text, match):
+    """Python itself raises ValueError past 4300 digits; the parser must turn that into an ActionError."""
+    with pytest.raises(ActionError, match=match):
+        parse_action(text, TOOLS)
+
+
+def test_sixty_four_digit_integers_still_parse():
+    big = int("9" * 64)
+    assert parse_action(json.dumps({"name": "tag", "arguments": {"items": [big, -big]}}), TOOLS).calls[0].arguments == {"items": [big, -big]}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -70,6 +71,7 @@ _CALL_START = re.compile(r"^\[?\s*([A-Za-z_][\w.]*)\s*\(")
 # An object, or a list that opens like JSON; "[Done] moved it" is a message, not broken JSON.
 _JSON_START = re.compile(r'^(\{|\[\s*[\[{"\d\-\]]|\[\s*(true|false|null)\b)')
 MAX_CALLS_PER_STEP = 32  # one turn may hold several calls, but not an unbounded batch
+MAX_INTEGER_DIGITS = 64
 # C0 controls but tab and newlines: no model writes them, a garbled byte stream does.
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -181,9 +183,24 @@ def _reject_constant(name: str) -> Any:
     raise _Problem(f"{name} is not a JSON value: numbers must be finite.")
 
 
+def _checked_int(digits: str) -> int:
+    # Python refuses to read integers past 4300 digits (a ValueError, not a JSON error); no tool needs
+    # a fraction of that, and huge integers are how a call makes a backend compute for minutes.
+    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise _Problem(f"An integer of {len(digits.lstrip('-'))} digits is too long: at most {MAX_INTEGER_DIGITS}.")
+    return int(digits)
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 reads as infinity
+        raise _Problem(f"{text} is out of range: numbers must be finite.")
+    return value
+
+
 def _load_json(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_checked_int, parse_float=_checked_float)
     except json.JSONDecodeError as err:
         raise _Problem(f"Malformed JSON ({err.msg} at line {err.lineno} column {err.colno}).") from None
 
@@ -199,9 +216,9 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
         arguments = item.get("arguments", item.get("parameters", {}))
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments, parse_constant=_reject_constant) if arguments.strip() else {}
-            except json.JSONDecodeError as err:
-                raise _Problem(f"The arguments of '{item['name']}' are not valid JSON ({err.msg}).", item["name"]) from None
+                arguments = _load_json(arguments) if arguments.strip() else {}
+            except _Problem as problem:
+                raise _Problem(f"The arguments of '{item['name']}' are not valid JSON: {problem}", item["name"]) from None
         if not isinstance(arguments, dict):
             raise _Problem(f"The arguments of '{item['name']}' must be a JSON object, got {type(arguments).__name__}.", item["name"])
         calls.append(ToolCall(item["name"], arguments))
@@ -270,6 +287,10 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (bytes, complex)):
         raise _Problem("Arguments must be JSON values: no bytes or complex numbers.")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _Problem(f"{value} is out of range: numbers must be finite.")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_INTEGER_DIGITS:
+        raise _Problem(f"An integer of more than {MAX_INTEGER_DIGITS} digits is too long.")
     return value
 
 

@@ -383,3 +383,21 @@ def test_import_budgetgym_does_not_import_bfcl_eval():
     script = "import sys, budgetgym, budgetgym.envs.bfcl; print('bfcl_eval' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("call", [
+    "logarithm(value=10, base=2, precision=1000000)",
+    "square_root(number=2, precision=1000000)",
+    "power(base=1000000000, exponent=1000000000)",
+    "round_number(number=1, decimal_places=-1000000000)",
+])
+@needs_bfcl
+def test_arguments_that_would_compute_for_minutes_are_refused(call):
+    """Each of these runs for minutes inside BFCL's MathAPI, where a step cannot be interrupted."""
+    env = gym.make("budgetgym/BFCL-v0").unwrapped
+    task_id = next(t.id for t in env.tasks if "MathAPI" in t["involved_classes"])
+    env.reset(options={"task_id": task_id})
+    observation, _, _, _, info = env.step(call)
+    assert info["action_valid"] is False and "Invalid arguments" in observation
+    bounded = env.step(call.replace("1000000000", "1000").replace("1000000", "1000"))
+    assert bounded[4]["action_valid"] is True

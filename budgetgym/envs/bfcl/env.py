@@ -71,11 +71,14 @@ at most 32 calls in one output, so the two turns with 34 ground-truth calls take
 
 * BFCL's data and docs disagree in two places. TicketAPI documents ticket ids as integers while
   entry 173 of each category holds the ticket "ticket_001": ``ticket_id`` admits integers and strings
-  (``schemas._DATA_TYPES``). The ground truth of ``multi_turn_miss_func_49`` calls ``tail`` two user
+  (``schemas._PARAMETER_OVERRIDES``). The ground truth of ``multi_turn_miss_func_49`` calls ``tail`` two user
   turns before the entry makes ``tail`` available: no agent can solve that entry here, the oracle
   included (BFCL's executor would run an undocumented method; this env runs documented tools only).
-* A call BFCL's backend takes a long time over (``power`` with a huge integer exponent, ``logarithm``
-  with a huge precision) blocks the step, as it blocks BFCL's own executor.
+* Arguments that would keep BFCL's MathAPI computing for minutes (``logarithm`` or ``square_root``
+  at a million digits of precision, ``power`` or ``round_number`` with a million-digit result) are
+  refused by the schema: ``precision`` is bounded to 1..1000, ``exponent`` and ``decimal_places`` to
+  -1000..1000 (``schemas._PARAMETER_OVERRIDES``), and the shared parser refuses integers of more
+  than 64 digits. Within those bounds every call returns in well under a second.
 
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give

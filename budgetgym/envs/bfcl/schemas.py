@@ -19,10 +19,20 @@ from budgetgym.envs.bfcl.upstream import load_upstream
 # Keywords copied as they are: they mean the same in BFCL's docs and in JSON Schema.
 _KEPT_KEYWORDS = ("description", "enum", "default")
 
-# Where BFCL's own data contradicts its docs, a parameter admits what the data uses, so that no
-# entry becomes unsolvable here (BFCL's executor checks no types). TicketAPI documents ticket ids as
-# integers, yet multi_turn_*_173 holds a ticket with the id "ticket_001" and closes it by that id.
-_DATA_TYPES = {("TicketAPI", "ticket_id"): ["integer", "string"]}
+# Schema keywords added to, or replacing, what BFCL's docs say of a parameter (class, parameter):
+# - where BFCL's own data contradicts its docs, a parameter admits what the data uses, so that no
+#   entry becomes unsolvable here (BFCL's executor checks no types). TicketAPI documents ticket ids
+#   as integers, yet multi_turn_*_173 holds a ticket with the id "ticket_001" and closes it by that id;
+# - where an argument makes BFCL's MathAPI compute for minutes (mpmath or decimal at a million
+#   digits, an integer power or rounding with a million-digit result), a bound: a step cannot be
+#   interrupted inside that computation, so the schema the model sees refuses it instead. The bounds
+#   are far beyond any value BFCL's data uses.
+_PARAMETER_OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
+    ("TicketAPI", "ticket_id"): {"type": ["integer", "string"]},
+    ("MathAPI", "precision"): {"minimum": 1, "maximum": 1000},
+    ("MathAPI", "exponent"): {"minimum": -1000, "maximum": 1000},
+    ("MathAPI", "decimal_places"): {"minimum": -1000, "maximum": 1000},
+}
 
 
 def parameter_schema(spec: Mapping[str, Any], type_mapping: Mapping[str, str]) -> dict[str, Any]:
@@ -45,16 +55,16 @@ def parameter_schema(spec: Mapping[str, Any], type_mapping: Mapping[str, str]) -
 
 
 def tool_from_doc(doc: Mapping[str, Any], type_mapping: Mapping[str, str],
-                  data_types: Mapping[str, list[str]] | None = None) -> Tool:
+                  overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Tool:
     """A BFCL function doc as a :class:`Tool`; arguments it does not document are refused.
 
-    ``data_types`` widens the type of the named parameters (see ``_DATA_TYPES``).
+    ``overrides`` adds schema keywords to the named parameters (see ``_PARAMETER_OVERRIDES``).
     """
     params = doc.get("parameters", {})
     properties = {name: parameter_schema(spec, type_mapping) for name, spec in params.get("properties", {}).items()}
-    for name, types in (data_types or {}).items():
+    for name, keywords in (overrides or {}).items():
         if name in properties:
-            properties[name]["type"] = list(types)
+            properties[name].update(keywords)
     schema: dict[str, Any] = {
         "type": "object",
         "properties": properties,
@@ -73,5 +83,5 @@ def class_tools(class_name: str) -> tuple[Tool, ...]:
     path = upstream.data_dir / "multi_turn_func_doc" / upstream.func_doc_files[class_name]
     with open(path, encoding="utf-8") as handle:
         docs = [json.loads(line) for line in handle if line.strip()]
-    data_types = {param: types for (cls, param), types in _DATA_TYPES.items() if cls == class_name}
-    return tuple(tool_from_doc(doc, upstream.type_mapping, data_types) for doc in docs)
+    overrides = {param: keywords for (cls, param), keywords in _PARAMETER_OVERRIDES.items() if cls == class_name}
+    return tuple(tool_from_doc(doc, upstream.type_mapping, overrides) for doc in docs)
