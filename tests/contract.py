@@ -35,7 +35,7 @@ def schema_violation(tools: list[dict]) -> str | None:
     return None
 
 
-def action_sequence(env, rng: np.random.Generator, length: int, tools: list[dict]) -> list[str]:
+def action_sequence(rng: np.random.Generator, length: int, tools: list[dict]) -> list[str]:
     """Actions to play from reset: mostly the oracle's, some bad ones, some plain text."""
     actions = []
     bad = BAD_ACTIONS + [a for a in [schema_violation(tools)] if a]

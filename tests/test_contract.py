@@ -90,7 +90,7 @@ def test_deterministic_byte_for_byte(env_id):
         rng = np.random.default_rng(11)
         tools = env.unwrapped._info(at_reset=True)["tools"]
         return [(a, o, r, te, tr, json.dumps(i, sort_keys=True))
-                for a, o, r, te, tr, i in play(env, action_sequence(env, rng, 30, tools))]
+                for a, o, r, te, tr, i in play(env, action_sequence(rng, 30, tools))]
 
     task_id = _task_ids(make_or_skip(env_id), 1, seed=9)[0]
     assert run() == run()
@@ -102,7 +102,7 @@ def test_snapshot_restore_round_trip_at_random_points(env_id, fast_path):
     rng = np.random.default_rng(2)
     for task_id in _task_ids(env, 4, seed=4):
         obs, info = env.reset(seed=3, options={"task_id": task_id})
-        actions = action_sequence(env, rng, 40, info["tools"])
+        actions = action_sequence(rng, 40, info["tools"])
         cut = int(rng.integers(0, 6))
         prefix = play(env, actions[:cut])
         if prefix and (prefix[-1][3] or prefix[-1][4]):

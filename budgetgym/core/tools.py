@@ -55,14 +55,15 @@ class Tool:
         jsonschema.Draft202012Validator.check_schema(self.parameters)
         # Both validators are built once per tool; validating on the hot path reuses them.
         object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.parameters))
+        plain = _plain(self.parameters)  # a private plain copy, read by both consumers below
         fast = None
         if _uses_only_shared_keywords(self.parameters):
             # use_default=False: fastjsonschema would otherwise write defaults into the arguments.
-            fast = fastjsonschema.compile(_plain(self.parameters), use_default=False)
+            fast = fastjsonschema.compile(plain, use_default=False)
         object.__setattr__(self, "_fast_validate", fast)
         # info["tools"] is built at every reset: a pickled plain copy loads ~8x faster than a deep copy.
         schema = {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                   "parameters": _plain(self.parameters)}}
+                                                   "parameters": plain}}
         object.__setattr__(self, "_openai_pickle", pickle.dumps(schema, protocol=pickle.HIGHEST_PROTOCOL))
         # Integer parameters: JSON Schema's "integer" admits 2.0, but tool code indexes and slices with it.
         integers = tuple(name for name, spec in self.parameters.get("properties", {}).items()
