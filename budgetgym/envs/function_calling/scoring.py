@@ -8,6 +8,7 @@ facts as whole, case-insensitive words."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Mapping
 
@@ -40,14 +41,28 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
 
     A numeric fact matches any number of equal value ("1250" matches "$1,250.00"); any other fact
     matches case-insensitively as a whole token ("Sam Lee" does not match "Sam Leeds")."""
+    return _has_fact(message, fact, None)
+
+
+def _has_fact(message: str, fact: str | list[str], numbers: list[set[float]] | None) -> bool:
+    # ``numbers``: a one-slot memo of numbers_in(message), shared by the facts of one answer.
     alternatives = fact if isinstance(fact, list) else [fact]
     for alternative in alternatives:
         if _NUMERIC_FACT.fullmatch(alternative):
-            if float(alternative) in numbers_in(message):
+            if numbers is None:
+                numbers = []
+            if not numbers:
+                numbers.append(numbers_in(message))
+            if float(alternative) in numbers[0]:
                 return True
-        elif re.search(rf"(?<!\w){re.escape(alternative)}(?!\w)", message, re.IGNORECASE):
+        elif _word_pattern(alternative).search(message):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
 
 
 def declines(message: str) -> bool:
@@ -63,7 +78,8 @@ def turn_problem(domain: Domain, state: Mapping[str, Any], turn: Mapping[str, An
         return "That isn't right yet: what I asked for isn't all done, or something else was changed."
     if turn.get("decline") and not declines(message):
         return "Can that actually be done? Please tell me plainly."
-    missing = [fact for fact in turn.get("facts", ()) if not has_fact(message, fact)]
+    numbers: list[set[float]] = []
+    missing = [fact for fact in turn.get("facts", ()) if not _has_fact(message, fact, numbers)]
     if missing:
         return "You haven't told me what I asked for."
     return None

@@ -73,7 +73,8 @@ def under(path: str, folder: str) -> bool:
 def lines(text: str) -> list[str]:
     """A file's text as it matters: its non-blank lines without trailing spaces (an appended line
     with or without a final newline, or after a blank line, is the same file to the user)."""
-    return [line.rstrip() for line in text.splitlines() if line.strip()]
+    # A line is blank exactly when its rstrip is empty: one pass, in C.
+    return list(filter(None, map(str.rstrip, text.splitlines())))
 
 
 def text_of(lines_: list[str]) -> str:
