@@ -20,8 +20,8 @@ takes every entry the call left there out just after. Between calls the table ho
 each reset builds fresh instances, owned by this object alone and collected with it.
 
 BFCL's ``MathAPI`` sets ``mpmath.mp.dps`` and the decimal context's precision, both process-wide;
-every call runs inside a local context so that no episode leaks precision into another (or into the
-host program).
+its calls, and every executor run, happen inside a local context so that no episode leaks precision
+into another (or into the host program). No other class touches either.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class Backend:
         _, self.instances, _ = self._execute([], {})
         _, self.reference, self._reference_entries = self._execute([], {})
         self._owners = _method_owners(self.instances, self._classes)
+        # Only MathAPI changes the process-wide precisions: its calls alone need the local context.
+        self._precise = frozenset(name for name, owner in self._owners.items() if type(owner).__name__ == "MathAPI")
         #: Every result of the agent's calls so far, all turns (BFCL's response check reads them all).
         self.results: list[str] = []
 
@@ -65,7 +67,10 @@ class Backend:
         try:
             if owner is None:
                 raise NameError(f"name '{name}' is not defined")  # what BFCL's executor reports
-            with _local_precision(self._upstream):
+            if name in self._precise:
+                with _local_precision(self._upstream):
+                    text = _as_text(getattr(owner, name)(**arguments))
+            else:
                 text = _as_text(getattr(owner, name)(**arguments))
         except Exception as err:  # a backend's bug or refusal is the agent's observation, as in BFCL
             text = f"Error during execution: {err}"
