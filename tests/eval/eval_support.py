@@ -19,3 +19,12 @@ def failure_state(state_id: str, task_id: str, kind: str, actions: list[str], se
         env.step(action)
     return {"id": state_id, "task_id": task_id, "kind": kind, "description": f"{kind} on {task_id}",
             "error_step": len(actions) - 1, "snapshot": env.unwrapped.snapshot()}
+
+
+def where(worker, job: dict) -> dict:
+    """A job's record naming the process and the env object that ran it (executor tests)."""
+    import os
+    import time
+
+    time.sleep(0.01)  # long enough that every worker of a pool gets some of the jobs
+    return {"i": job["i"], "pid": os.getpid(), "env": id(worker.env.unwrapped)}
