@@ -131,7 +131,7 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     # JSON and call syntax are tried before <tool_call> blocks: an argument may contain that tag.
     calls: list[ToolCall] | None = None
     has_blocks = "<tool_call>" in stripped
-    if _JSON_START.match(stripped):
+    if stripped[0] in "{[" and _JSON_START.match(stripped):
         try:
             calls = _calls_from_json(_load_json(stripped))
         except _Problem:
@@ -254,7 +254,7 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
 
 def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] | None:
     """Calls written as Python call syntax, or None when the text does not look like calls at all."""
-    match = _CALL_START.match(text)
+    match = _CALL_START.match(text) if "(" in text else None
     if match is None:
         return None
     try:

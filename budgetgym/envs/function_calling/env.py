@@ -115,6 +115,7 @@ class FunctionCallingEnv(TextEnv):
         self._turn_calls: list[list[Any]] = []
         self._turn_call_keys: set[Any] = set()
         self._keyed = 0
+        self._lookup_keys: dict[tuple[str, int], list[tuple[Any, Mapping[str, Any]]]] = {}  # per task and turn
         self._tool_sets: dict[str, dict[str, Tool]] = {}
 
     # ------------------------------------------------------------------ TextEnv hooks
@@ -152,8 +153,13 @@ class FunctionCallingEnv(TextEnv):
             for name, arguments in self._turn_calls[self._keyed:]:
                 made.add((name, _hashable(arguments)))
             self._keyed = len(self._turn_calls)
-            for lookup in turn["lookups"]:
-                if lookup["name"] in self.tools and (lookup["name"], _hashable(lookup["arguments"])) not in made:
+            key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
+            lookups = self._lookup_keys.get(key)
+            if lookups is None:
+                lookups = self._lookup_keys[key] = [((lookup["name"], _hashable(lookup["arguments"])), lookup)
+                                                    for lookup in turn["lookups"]]
+            for made_key, lookup in lookups:
+                if lookup["name"] in self.tools and made_key not in made:
                     return Action((ToolCall(lookup["name"], lookup["arguments"]),))
         repair = self._domain.plan(self._backend.state, turn["expected"], self.tools)  # type: ignore[union-attr]
         if repair is not None:
