@@ -1,7 +1,8 @@
 """Speed of budgetgym/BFCL-v0 beside BFCL's own executor and checker, on BFCL's multi_turn_base set.
 
 Prints one JSON object; every figure comes from one run in one process, the rounds of ours and
-BFCL's interleaved (the machine's load changes over a run):
+BFCL's interleaved, in CPU time of this process (``time.process_time``: on a shared machine, wall
+time counts other processes' turns), the best round of each reported:
 
 * calls: BFCL's ground-truth calls of every entry, through the env (the oracle's steps, recorded
   once and replayed: parsing, schema validation, the call on BFCL's instances, the observation),
@@ -51,7 +52,7 @@ def record_oracle(env: Any, ids: list[str]) -> list[list[str]]:
 
 def env_call_seconds(env: Any, ids: list[str], solutions: list[list[str]]) -> float:
     """Seconds spent in the env's call steps (answers and resets are not counted)."""
-    clock, seconds = time.perf_counter, 0.0
+    clock, seconds = time.process_time, 0.0
     for task_id, actions in zip(ids, solutions):
         env.reset(options={"task_id": task_id})
         for action in actions:
@@ -67,13 +68,13 @@ def env_call_seconds(env: Any, ids: list[str], solutions: list[list[str]]) -> fl
 def env_whole_set_seconds(env: Any, ids: list[str], solutions: list[list[str]]) -> tuple[float, int]:
     """Seconds to play every entry from reset to the verdict, and how many were solved."""
     solved = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for task_id, actions in zip(ids, solutions):
         env.reset(options={"task_id": task_id})
         for action in actions:
             _, reward, terminated, truncated, _ = env.step(action)
         solved += reward == 1.0
-    return time.perf_counter() - start, solved
+    return time.process_time() - start, solved
 
 
 def _drop_instances(module: Any, model: str) -> None:
@@ -86,13 +87,13 @@ def executor_seconds(entries: list[dict[str, Any]], answers: dict[str, list[list
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
 
     model, calls = f"budgetgym_bench_exec_{run}", 0
-    start = time.perf_counter()
+    start = time.process_time()
     for entry in entries:
         for turn_calls in answers[entry["id"]]:
             multi_turn_utils.execute_multi_turn_func_call(
                 turn_calls, entry["initial_config"], entry["involved_classes"], model, entry["id"])
             calls += len(turn_calls)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     _drop_instances(multi_turn_utils, model)
     return elapsed, calls
 
@@ -101,13 +102,13 @@ def checker_seconds(entries: list[dict[str, Any]], answers: dict[str, list[list[
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker, multi_turn_utils
 
     model, valid = f"budgetgym_bench_check_{run}", 0
-    start = time.perf_counter()
+    start = time.process_time()
     for entry in entries:
         ground_truth = answers[entry["id"]]
         decoded = [[turn] if turn else [] for turn in ground_truth]  # the model's steps: one per turn
         result = multi_turn_checker.multi_turn_checker(decoded, ground_truth, entry, CATEGORY, model)
         valid += bool(result["valid"])
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     _drop_instances(multi_turn_utils, model)
     return elapsed, valid
 
