@@ -116,7 +116,7 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     stripped = text.strip()
     if not stripped:
         raise _Problem("The action is empty.")
-    if stripped[0] in "{[":
+    if stripped[0] == "{" or (stripped[0] == "[" and _JSON_START.match(stripped)):  # not "[cd(...)]"
         calls = _fast_json_calls(stripped)
         if calls is not None:
             return _validated(calls, tools)
