@@ -145,6 +145,7 @@ class BFCLEnv(TextEnv):
         # agent under evaluation never needs it). Per (task, user turn), kept across resets.
         self._ground_truth_parsed: dict[tuple[str, int], list[tuple[ToolCall, ...] | None]] = {}
         self._tool_cache: dict[tuple[str, int], Mapping[str, Tool]] = {}
+        self._messages: dict[tuple[str, int], str] = {}  # each user turn's text, by task and turn
         self._turn_steps: list[tuple[ToolCall, ...]] = []  # the calls of each call step of this user turn
         self._ground_truth_done = 0  # how many ground-truth steps the first _steps_matched steps ran, in order
         self._steps_matched = 0
@@ -216,6 +217,13 @@ class BFCLEnv(TextEnv):
         return Outcome(self._user_message(index + 1), progress=progress)
 
     def _user_message(self, index: int) -> str:
+        key = (self.task.id, index)  # type: ignore[union-attr]
+        message = self._messages.get(key)
+        if message is None:
+            message = self._messages[key] = self._build_user_message(index)
+        return message
+
+    def _build_user_message(self, index: int) -> str:
         task = self.task
         text = "\n\n".join(m["content"] for m in task["question"][index] if m["role"] == "user")
         added = self._missed_tools(task, index)
