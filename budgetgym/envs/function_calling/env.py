@@ -59,6 +59,7 @@ Registered Configurations:
 from __future__ import annotations
 
 import json
+import pickle
 import random
 from typing import Any, Mapping, Sequence
 
@@ -117,13 +118,17 @@ class FunctionCallingEnv(TextEnv):
         self._keyed = 0
         self._lookup_keys: dict[tuple[str, int], list[tuple[Any, Mapping[str, Any]]]] = {}  # per task and turn
         self._tool_sets: dict[str, dict[str, Tool]] = {}
+        self._initial_states: dict[str, bytes] = {}
 
     # ------------------------------------------------------------------ TextEnv hooks
 
     def _load_task(self, task: Task, seed: int) -> str:
         # Tasks are fully specified by their record; the seed changes nothing in this family.
         self._use_task(task)
-        self._backend = self._domain.backend(copy_state(task["initial_state"]))  # type: ignore[union-attr]
+        initial = self._initial_states.get(task.id)
+        if initial is None:  # the task's state pickled once: each reset only loads a copy
+            initial = self._initial_states[task.id] = pickle.dumps(task["initial_state"], pickle.HIGHEST_PROTOCOL)
+        self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._clear_turn_calls()
         return f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
