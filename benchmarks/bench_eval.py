@@ -92,6 +92,8 @@ def main() -> None:
         makers["ray"] = lambda: RayExecutor(args.workers)
     except MissingExtraError:
         pass  # reported as absent below
+    except Exception as err:  # a local cluster that does not come up (an overloaded machine): say so
+        ray_start = f"failed to start: {type(err).__name__}: {err}"
 
     throughput = {}
     for name, make in makers.items():
@@ -120,8 +122,8 @@ def main() -> None:
         "sweep_throughput": throughput,
         "speedup_over_serial": {name: {"cold": speedup(name, "cold"), "warm": speedup(name, "warm")}
                                 for name in throughput if name != "serial"},
-        "ray": ({"measured": True, "cluster_start_seconds": round(ray_start, 2)} if ray_start is not None
-                else "not installed (pip install 'budgetgym[ray]')"),
+        "ray": ({"measured": True, "cluster_start_seconds": round(ray_start, 2)} if isinstance(ray_start, float)
+                else ray_start or "not installed (pip install 'budgetgym[ray]')"),
         "single_run_shortcut": {
             "episodes_with": shortcut_episodes, "episodes_without": separate["episodes"],
             "episode_ratio": round(separate["episodes"] / shortcut_episodes, 2),
