@@ -46,23 +46,26 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
 
 def _has_fact(message: str, fact: str | list[str], numbers: list[set[float]] | None) -> bool:
     # ``numbers``: a one-slot memo of numbers_in(message), shared by the facts of one answer.
-    alternatives = fact if isinstance(fact, list) else [fact]
-    for alternative in alternatives:
-        if _NUMERIC_FACT.fullmatch(alternative):
-            if numbers is None:
-                numbers = []
-            if not numbers:
-                numbers.append(numbers_in(message))
-            if float(alternative) in numbers[0]:
-                return True
-        elif _word_pattern(alternative).search(message):
-            return True
+    values, words = _fact_matcher(tuple(fact) if isinstance(fact, list) else (fact,))
+    if words is not None and words.search(message):
+        return True
+    if values:
+        if numbers is None:
+            numbers = []
+        if not numbers:
+            numbers.append(numbers_in(message))
+        return not values.isdisjoint(numbers[0])
     return False
 
 
 @functools.lru_cache(maxsize=4096)
-def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+def _fact_matcher(alternatives: tuple[str, ...]) -> tuple[frozenset[float], re.Pattern[str] | None]:
+    """A fact's numeric alternatives as values, and its other alternatives as one pattern (an
+    alternation tries every alternative at every position, as one search per alternative would)."""
+    values = frozenset(float(a) for a in alternatives if _NUMERIC_FACT.fullmatch(a))
+    words = [re.escape(a) for a in alternatives if not _NUMERIC_FACT.fullmatch(a)]
+    pattern = re.compile(rf"(?<!\w)(?:{'|'.join(words)})(?!\w)", re.IGNORECASE) if words else None
+    return values, pattern
 
 
 def declines(message: str) -> bool:
