@@ -14,7 +14,8 @@ from budgetgym.core import load_tasks
 from budgetgym.eval.agents.scripted import random_value
 from budgetgym.eval.exploits import STUFFING_PREFIX, is_message
 from budgetgym.envs.function_calling import scoring
-from budgetgym.envs.function_calling.domain import ToolError, copy_state
+from budgetgym.core.state import copy_state
+from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
 from budgetgym.envs.function_calling.scoring import (answer_problem, declines, has_fact, refuses, stated_values,
                                                      value_cap)
