@@ -16,5 +16,5 @@ from budgetgym.eval.report import compare, summarize, write_comparison, write_re
 from budgetgym.eval.sweep import SweepResult, run_sweep
 
 __all__ = ["Agent", "AgentError", "NoisyOracleAgent", "OpenAIChatAgent", "OracleAgent", "RandomAgent", "SweepResult",
-           "compare", "make_agent", "pass_at_k", "pass_grid", "run_action_quality_probe", "run_recovery_probe",
-           "run_sweep", "summarize", "write_comparison", "write_report"]
+           "compare", "make_agent", "pass_at_k", "pass_grid", "run_action_quality_probe", "run_exploit_probe",
+           "run_recovery_probe", "run_sweep", "summarize", "write_comparison", "write_report"]
