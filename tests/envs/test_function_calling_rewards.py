@@ -151,3 +151,16 @@ def test_read_only_tools_change_nothing_the_scoring_sees():
     assert seen == READ_ONLY_TOOLS
     for domain in DOMAINS.values():
         assert READ_ONLY_TOOLS & set(domain.tools), domain.name
+
+
+def test_a_clarifying_question_may_say_it_cannot_tell_which_one():
+    turns = [turn for _, _, turn in TURNS if turn["clarify"]]
+    assert len(turns) >= 5 and all(turn["facts"] and not turn["changes"] for turn in turns)
+    for turn in turns:
+        names = " or ".join(turn["facts"])
+        assert answer_problem(turn, f"I can't tell which one you mean: {names}?") is None
+        # Naming only one candidate, or every other one too, is not asking.
+        assert answer_problem(turn, f"Which one: {turn['facts'][0]}?") == scoring.MISSING
+        if turn["distractors"]:
+            others = ", ".join(_spelling(d) for d in turn["distractors"])
+            assert answer_problem(turn, f"Which one: {names}, {others}?") == scoring.DISTRACTED

@@ -72,13 +72,15 @@ class Draft:
         return self._run(tool, arguments)
 
     def reply(self, answer: str, facts: Sequence[Any] = (), decline: bool = False,
-              distractors: Sequence[Any] = ()) -> None:
+              distractors: Sequence[Any] = (), clarify: bool = False) -> None:
         """Close the turn with the oracle's ``answer``. ``facts``: only what the request asks for (a
         string, or a list of equivalent spellings), each of which ``answer`` must state; ``decline``:
         the request cannot be done, so the state must stay as it was and the answer must say so;
         ``distractors``: what a wrong or lazy answer would state instead (the other account's
         balance, the other file's path), none of which an answer may state. A distractor that some
-        spelling of a fact would also match is dropped (two accounts can hold the same amount)."""
+        spelling of a fact would also match is dropped (two accounts can hold the same amount).
+        ``clarify``: the request is ambiguous and the answer asks which one is meant, naming the
+        candidates (the facts); "I can't tell which one you mean" is then a fair answer."""
         turn = self._current()
         expected = copy_state(self.project(self.backend.state))
         kept = []
@@ -95,6 +97,7 @@ class Draft:
             "facts": list(facts),
             "distractors": kept,
             "decline": decline,
+            "clarify": clarify,
             "answer": answer,
         }
         problem = answer_problem(record, answer)

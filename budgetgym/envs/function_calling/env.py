@@ -37,8 +37,8 @@ Rewards:
     other account's balance, the other file's path, the other event's time, recorded per user turn
     by the generators), it states at most 3 distinct values (paths, emails, dates, times, phone
     numbers, decimal amounts) per fact asked for, plus 5, and where the request changed the state
-    or asks for facts it does not refuse or report failure ("I can't", "unfortunately", "I'm
-    afraid"; an apology alone is fine). So pasting every tool result, or answering "Sorry, I can't
+    or asks for facts (a clarifying question aside) it does not refuse or report failure ("I
+    can't", "unfortunately", "I'm afraid"; an apology alone is fine). So pasting every tool result, or answering "Sorry, I can't
     do that." after doing the work, does not complete a turn; ``budgetgym probe exploits`` measures
     such tricks (``scoring.py`` holds the rule).
 
@@ -95,7 +95,8 @@ class FunctionCallingEnv(TextEnv):
         "request is done, or when you need to ask or answer something, write a plain-text message "
         "to the user (no tool call): that ends your part of the turn and brings the user's next "
         "request. Include in your message any fact the user asked for (numbers as digits), and only what "
-        "was asked: do not paste tool results or list other candidates. If a "
+        "was asked: do not paste tool results or list other candidates. When a request is done, say so "
+        "plainly, without apologising or hedging as if it failed. If a "
         "request cannot be done with the tools you have, do nothing and tell the user that you "
         "cannot do it. If a request is ambiguous, ask which one is meant. Change nothing the user "
         "did not ask for."

@@ -128,13 +128,14 @@ def answer_problem(turn: Mapping[str, Any], message: str) -> str | None:
 
     A turn that must be declined needs a decline. Any other turn whose request changed the state
     (``changes``) or asks for facts must not be refused: an answer that says it failed after the work
-    was done, or that there is no answer when there is one, contradicts itself. Then no distractor may
-    be stated, nor more distinct values than the turn's cap, and every fact must be."""
+    was done, or that there is no answer when there is one, contradicts itself (a clarifying question,
+    ``clarify``, may say "I can't tell which one you mean"). Then no distractor may be stated, nor
+    more distinct values than the turn's cap, and every fact must be."""
     facts = turn.get("facts", ())
     if turn.get("decline"):
         if not declines(message):
             return NOT_DECLINED
-    elif (turn.get("changes") or facts) and refuses(message):
+    elif (turn.get("changes") or (facts and not turn.get("clarify"))) and refuses(message):
         return REFUSED_DONE if turn.get("changes") else REFUSED_ANSWERABLE
     if any(has_fact(message, distractor) for distractor in turn.get("distractors", ())):
         return DISTRACTED

@@ -259,7 +259,7 @@ def ambiguous_name(rng: random.Random, draft: Draft) -> None:
         return impossible(rng, draft)
     draft.user("What does my todo.txt say?")
     draft.look("find_files", name="todo.txt")
-    draft.reply(f"You have two: {todos[0]} and {todos[1]}. Which one do you mean?", facts=todos,
+    draft.reply(f"You have two: {todos[0]} and {todos[1]}. Which one do you mean?", facts=todos, clarify=True,
                 distractors=[f for f in _files(draft) if f not in todos])
     chosen = rng.choice(todos)
     draft.user(f"The one in {posixpath.dirname(chosen)}.")

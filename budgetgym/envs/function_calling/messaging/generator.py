@@ -180,7 +180,7 @@ def ambiguous_sam(rng: random.Random, draft: Draft) -> None:
     text = rng.choice(REPLIES)
     draft.user(f"Send Sam a message: \"{text}\"")
     draft.look("find_contact", query="Sam")
-    draft.reply(f"You have two contacts called Sam: {sams[0]} and {sams[1]}. Which one?", facts=sams,
+    draft.reply(f"You have two contacts called Sam: {sams[0]} and {sams[1]}. Which one?", facts=sams, clarify=True,
                 distractors=[p for p in _people(draft) if p not in sams])
     chosen = rng.choice(sams)
     draft.user(f"{chosen}, please.")
