@@ -126,8 +126,8 @@ def two_alexes() -> Draft:
         [("Grace Haddad", "Dinner Saturday at 8? Bring Alex.", False)]))
     d.user("Tell Alex: \"Dinner at Grace's on Saturday at 8.\"")
     d.look("find_contact", query="Alex")
-    d.reply("You have two contacts named Alex: Alex Berg and Alex Moreau. Which one?", facts=["Alex Berg", "Alex Moreau"],
-            distractors=["Grace Haddad"], clarify=True)
+    d.reply("You have two contacts named Alex: Alex Berg and Alex Moreau. Which one?",
+            facts=["Alex Berg", "Alex Moreau"], distractors=["Grace Haddad"], clarify=True)
     d.user("Both of them, actually.")
     d.do("send_message", to="Alex Berg", text="Dinner at Grace's on Saturday at 8.")
     d.do("send_message", to="Alex Moreau", text="Dinner at Grace's on Saturday at 8.")

@@ -38,9 +38,9 @@ Rewards:
     by the generators), it states at most 3 distinct values (paths, emails, dates, times, phone
     numbers, decimal amounts) per fact asked for, plus 5, and where the request changed the state
     or asks for facts (a clarifying question aside) it does not refuse or report failure ("I
-    can't", "unfortunately", "I'm afraid"; an apology alone is fine). So pasting every tool result, or answering "Sorry, I can't
-    do that." after doing the work, does not complete a turn; ``budgetgym probe exploits`` measures
-    such tricks (``scoring.py`` holds the rule).
+    can't", "unfortunately", "I'm afraid"; an apology alone is fine). So pasting every tool
+    result, or answering "Sorry, I can't do that." after doing the work, does not complete a turn;
+    ``budgetgym probe exploits`` measures such tricks (``scoring.py`` holds the rule).
 
     A message that fails the check does not end the episode: like a real user, the user objects
     ("That isn't right yet ...") and restates the request; the turn stays open and the agent may

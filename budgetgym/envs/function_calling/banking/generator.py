@@ -89,8 +89,8 @@ def balance(rng: random.Random, draft: Draft) -> None:
     account = rng.choice(["checking", "savings", "brokerage"])
     draft.user(f"How much money is in my {account} account?")
     draft.look("get_balance", account=account)
-    draft.reply(f"Your {account} balance is {_money(_balance(draft, account))}.", facts=[_money(_balance(draft, account))],
-                distractors=_other_balances(draft, account))
+    amount = _money(_balance(draft, account))
+    draft.reply(f"Your {account} balance is {amount}.", facts=[amount], distractors=_other_balances(draft, account))
 
 
 def _payer(draft: Draft, cents: int) -> str:
@@ -146,7 +146,8 @@ def sell_all(rng: random.Random, draft: Draft) -> None:
     draft.look("get_portfolio")
     draft.do("sell_stock", symbol=symbol, quantity=quantity)
     others = [_money(PRICES[s] * q) for s, q in sorted(holdings.items()) if s != symbol]
-    draft.reply(f"Sold {quantity} {symbol} for {_money(PRICES[symbol] * quantity)}.", facts=[_money(PRICES[symbol] * quantity)],
+    proceeds = _money(PRICES[symbol] * quantity)
+    draft.reply(f"Sold {quantity} {symbol} for {proceeds}.", facts=[proceeds],
                 distractors=[*others, *_other_balances(draft, "brokerage")])
 
 

@@ -195,7 +195,8 @@ def conflict(rng: random.Random, draft: Draft) -> None:
     draft.user(f"Book \"{title}\" on {_day(event['date'])} from {event['start']} to {event['end']}. "
                "If that time is taken, don't move anything: just tell me what's in the way.")
     draft.look("list_events", date=event["date"])
-    same_day = [e["title"] for e in _others(draft, event) if e["date"] == event["date"] and e["title"] != event["title"]]
+    same_day = [e["title"] for e in _others(draft, event)
+                if e["date"] == event["date"] and e["title"] != event["title"]]
     draft.reply(f"I can't book it: that time conflicts with {event['title']}.", facts=[event["title"]], decline=True,
                 distractors=same_day)
 

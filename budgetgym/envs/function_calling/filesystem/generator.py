@@ -158,8 +158,9 @@ def invoice_total(rng: random.Random, draft: Draft) -> None:
     draft.look("read_file", path=path)
     totals = [text.split("Total: ")[1].split()[0] for other, text in draft.state["files"].items()
               if other != path and "Total: " in text]
+    invoices = [r for r in _references(draft) if r.startswith("INV-") and r != number]
     draft.reply(f"Invoice {number} ({path}) totals {total} EUR.", facts=[total],
-                distractors=[t for t in totals if t != total] + [r for r in _references(draft) if r.startswith("INV-") and r != number])
+                distractors=[t for t in totals if t != total] + invoices)
 
 
 def _placeable(draft: Draft, folder: str) -> list[tuple[str, str]]:
