@@ -239,7 +239,7 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
                                              executor=_executor(args), progress=not args.no_progress))
         except ImportError as err:  # an adapter whose extra is missing
             unavailable.append({"env": env_id, "unavailable": str(err)})
-    path = _write_json(results + unavailable, args.out, "exploits.json")
+    path = _write_json(results + unavailable, Path(args.out), "exploits.json")
     if not args.quiet:
         print(format_exploit_table(results))
         for row in unavailable:
