@@ -164,3 +164,16 @@ def test_a_clarifying_question_may_say_it_cannot_tell_which_one():
         if turn["distractors"]:
             others = ", ".join(_spelling(d) for d in turn["distractors"])
             assert answer_problem(turn, f"Which one: {names}, {others}?") == scoring.DISTRACTED
+
+
+@pytest.mark.parametrize("wrap", [
+    "Sure! {answer}",
+    "{answer} Let me know if you need anything else.",
+    "Sorry for the wait. {answer}",
+    "All set. {answer} Anything else?",
+])
+def test_polite_wrappings_of_a_good_answer_still_pass(wrap):
+    """The checks judge what an answer says, not its manners: courtesy around the reference answer
+    passes every shipped turn."""
+    for task_id, index, turn in TURNS:
+        assert answer_problem(turn, wrap.format(answer=turn["answer"])) is None, (task_id, index)
