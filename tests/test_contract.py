@@ -231,8 +231,6 @@ def test_long_run_memory_stays_flat(env_id):
     assert grown < 256 * 1024, f"{grown} bytes retained over 2000 episodes"
 
 
-
-
 def test_no_exploit_agent_beats_the_random_agent(env_id):
     """Reward integrity (budgetgym.eval.exploits): every exploit that concerns the family, generic or
     its own, solves at most 5 points more of a task sample than the random agent does."""

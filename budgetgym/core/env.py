@@ -22,7 +22,7 @@ import abc
 import json
 import random
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Collection, Mapping, Sequence
 
 import gymnasium as gym
 
@@ -105,7 +105,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: ``"module:Class"`` under ``budgetgym.eval.exploits`` (the generic ones apply to every family).
     exploits: ClassVar[Mapping[str, str]] = {}
     #: The tools that only read, where their names do not say so (None: judged by name).
-    read_only_tools: ClassVar[tuple[str, ...] | None] = None
+    read_only_tools: ClassVar[Collection[str] | None] = None
     #: How many tasks the contract test's exploit probe samples (fewer where episodes are slow).
     exploit_sample: ClassVar[int] = 40
     #: Set (to the reason) for adapters scored by an upstream checker: their exploit figures are
