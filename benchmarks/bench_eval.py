@@ -76,7 +76,10 @@ def main() -> None:
     parser.add_argument("--env", action="append", default=None, help=f"env ids (default: {DEFAULT_ENV})")
     parser.add_argument("--episodes", type=int, default=5000, help="episodes of the sweep (about)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--executors", default="serial,threads,processes,ray",
+                        help="comma-separated, of serial (always run: the reference), threads, processes, ray")
     args = parser.parse_args()
+    chosen = {"serial", *args.executors.split(",")}
     register_toy_env()
     env_ids = args.env or [DEFAULT_ENV]
     per_task = max(DEFAULT_KS) * len(DEFAULT_BUDGETS) * len(env_ids)
@@ -84,16 +87,18 @@ def main() -> None:
 
     makers = {"serial": SerialExecutor, "threads": lambda: ThreadExecutor(args.workers),
               "processes": lambda: ProcessExecutor(args.workers)}
-    ray_start = None
-    try:
-        started = time.perf_counter()
-        RayExecutor(args.workers).start()
-        ray_start = time.perf_counter() - started
-        makers["ray"] = lambda: RayExecutor(args.workers)
-    except MissingExtraError:
-        pass  # reported as absent below
-    except Exception as err:  # a local cluster that does not come up (an overloaded machine): say so
-        ray_start = f"failed to start: {type(err).__name__}: {err}"
+    makers = {name: make for name, make in makers.items() if name in chosen}
+    ray_start: float | str | None = None
+    if "ray" in chosen:
+        try:
+            started = time.perf_counter()
+            RayExecutor(args.workers).start()
+            ray_start = time.perf_counter() - started
+            makers["ray"] = lambda: RayExecutor(args.workers)
+        except MissingExtraError:
+            pass  # reported as absent below
+        except Exception as err:  # a local cluster that does not come up (an overloaded machine): say so
+            ray_start = f"failed to start: {type(err).__name__}: {err}"
 
     throughput = {}
     for name, make in makers.items():
@@ -123,7 +128,7 @@ def main() -> None:
         "speedup_over_serial": {name: {"cold": speedup(name, "cold"), "warm": speedup(name, "warm")}
                                 for name in throughput if name != "serial"},
         "ray": ({"measured": True, "cluster_start_seconds": round(ray_start, 2)} if isinstance(ray_start, float)
-                else ray_start or "not installed (pip install 'budgetgym[ray]')"),
+                else ray_start or ("not installed (pip install 'budgetgym[ray]')" if "ray" in chosen else "not asked for")),
         "single_run_shortcut": {
             "episodes_with": shortcut_episodes, "episodes_without": separate["episodes"],
             "episode_ratio": round(separate["episodes"] / shortcut_episodes, 2),
