@@ -21,6 +21,7 @@ one bad call rejects the whole output and leaves the state as it was. Errors are
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import keyword
 import math
@@ -28,7 +29,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-import numpy as np
 
 from budgetgym.core.tools import Tool
 
@@ -332,7 +332,7 @@ def _jsonable(value: Any) -> Any:
 # ------------------------------------------------------------------ limits checked before parsing
 #
 # Each check is a few passes of C code (str.count, str.replace, regular expressions that cannot
-# backtrack, one numpy cumulative sum), linear in the text; the slower patterns of call syntax only
+# backtrack, one running sum in C), linear in the text; the slower patterns of call syntax only
 # run once the code outside string literals is known to be short (MAX_CALL_CODE).
 
 # Escaped characters first (a pair of backslashes, then a backslash and the next character), so the
@@ -350,9 +350,7 @@ _NUMBER_TOKEN = re.compile(r"(?<![\w.])\.?\d(?:[\w.]|(?<=[eE])[-+])*")
 _POSTFIX = re.compile(r"[\w)\]}\"]\s*[(\[]")  # a call or a subscript
 _OPERATOR_CHARACTERS = "-+*/%@&|^~<>!."
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
-_BRACKET_DELTA = np.zeros(256, dtype=np.int8)
-_BRACKET_DELTA[[ord(c) for c in "([{"]] = 1
-_BRACKET_DELTA[[ord(c) for c in ")]}"]] = -1
+_BRACKET_DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
 def _without_escapes(text: str) -> str:
@@ -386,10 +384,10 @@ def _python_code(text: str) -> str:
 
 def _nesting_depth(code: str) -> int:
     brackets = _NOT_BRACKETS.sub("", code)
-    if not brackets:
-        return 0
-    deltas = _BRACKET_DELTA[np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)]
-    return int(np.cumsum(deltas, dtype=np.int32).max())
+    if len(brackets) <= MAX_NESTING_DEPTH:
+        return len(brackets)  # an upper bound that is within the limit
+    # The running sum of +1 per opening and -1 per closing bracket, all in C (map, accumulate, max).
+    return max(itertools.accumulate(map(_BRACKET_DELTA.__getitem__, brackets)))
 
 
 def _structure_problem(code: str, what: str) -> str | None:
