@@ -94,7 +94,8 @@ from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
 from budgetgym.core.env import Outcome, TextEnv
 from budgetgym.core.tasks import Task, TaskSet
 from budgetgym.core.tools import Tool
-from budgetgym.envs.bfcl.backend import Backend
+from budgetgym.core.limits import Limits
+from budgetgym.envs.bfcl.backend import BFCL_LIMITS, Backend
 from budgetgym.envs.bfcl.schemas import class_tools
 from budgetgym.envs.bfcl.tasks import CATEGORIES, MAX_CALLS_PER_STEP, load_category
 from budgetgym.envs.bfcl.upstream import load_upstream
@@ -111,6 +112,8 @@ class BFCLEnv(TextEnv):
             ``miss_param``, ``long_context`` (default: all four).
         split, task_ids, reward_mode, render_mode: as for :class:`~budgetgym.core.TextEnv`
             (a split is a category).
+        limits: the bounds of each of the agent's calls into BFCL's code (see ``backend``): one
+            second and 256 KiB by default.
     """
 
     family = "bfcl"
@@ -130,6 +133,7 @@ class BFCLEnv(TextEnv):
         task_ids: list[str] | None = None,
         reward_mode: str = "sparse",
         render_mode: str | None = None,
+        limits: Limits = BFCL_LIMITS,
     ) -> None:
         self._upstream = load_upstream()  # raises BFCLNotInstalled, with the install command
         chosen = (categories,) if isinstance(categories, str) else tuple(categories)
@@ -144,12 +148,13 @@ class BFCLEnv(TextEnv):
         self._ground_truth_calls: list[tuple[ToolCall, ...] | None] = []  # the same, parsed
         self._ground_truth_done = 0  # how many of those steps have run, in order
         self._passed = 0
+        self.limits = limits
 
     # ------------------------------------------------------------------ TextEnv's part
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
-        self._backend = Backend(self._upstream, task)
+        self._backend = Backend(self._upstream, task, self.limits)
         self._passed = 0
         self._start_user_turn(0)
         return self._user_message(0)
