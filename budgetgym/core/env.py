@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import hashlib
 import json
 import math
 import random
@@ -320,7 +321,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """The episode so far as a JSON-serialisable dict; restore with ``reset(options={"snapshot": s})``."""
         if self.task is None:
             raise RuntimeError("nothing to snapshot: call reset() first")
-        return {
+        snap = {
             "format": SNAPSHOT_FORMAT,
             "env": f"{type(self).__module__}.{type(self).__qualname__}",
             "env_id": self.spec.id if self.spec is not None else None,
@@ -336,6 +337,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             "progress": self._progress,
             "state": self._get_state(),
         }
+        snap["digest"] = snapshot_digest(snap)
+        return snap
 
     def _restore(self, snap: Any) -> str:
         """Restore ``snap`` all or nothing: everything is checked, and the episode is rebuilt on a
@@ -366,7 +369,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._ready = False
         self._begin(task, snap["seed"])
         expected = (snap["solved"], snap["failed"], float(snap["progress"]))
-        if snap["state"] is not None:
+        # The fast path takes the state as the env wrote it: a snapshot whose digest no longer matches
+        # was changed after it was taken, and its state must equal what replaying its transcript gives.
+        verify = snap["state"] is not None and "digest" in snap and snap["digest"] != snapshot_digest(snap)
+        if verify:
+            self._check_state(task, snap["state"])
+        if snap["state"] is not None and not verify:
             # The family's _set_state may check the state against the transcript (self.transcript).
             self._first_observation = snap["first_observation"]
             self._transcript = [(a, o) for a, o in transcript]
@@ -395,6 +403,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 raise SnapshotError(f"corrupt snapshot: it says solved={expected[0]}, failed={expected[1]}, "
                                     f"progress={expected[2]}, but its replay gives solved={replayed[0]}, "
                                     f"failed={replayed[1]}, progress={replayed[2]}")
+            if verify and _canonical(self._get_state()) != _canonical(snap["state"]):
+                raise SnapshotError("corrupt snapshot: it was changed after it was taken (its digest does not "
+                                    "match) and its state is not what replaying its transcript gives")
         self._last_observation = transcript[-1][1] if transcript else self._first_observation
         self._ready = not (self._solved or self._failed or self._turn >= task.max_turns)
 
@@ -418,7 +429,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         missing = [key for key in _SNAPSHOT_FIELDS if key not in snap]
         if missing:
             raise SnapshotError(f"corrupt snapshot: missing {', '.join(missing)}")
-        unknown = sorted(str(key) for key in snap if key not in _SNAPSHOT_FIELDS)
+        unknown = sorted(str(key) for key in snap if key not in _SNAPSHOT_FIELDS and key != "digest")
         if unknown:
             raise SnapshotError(f"corrupt snapshot: unknown fields {', '.join(unknown)}")
         mine = f"{type(self).__module__}.{type(self).__qualname__}"
@@ -460,6 +471,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             raise SnapshotError("corrupt snapshot: an episode cannot be both solved and failed")
         if (snap["solved"] or snap["failed"]) and not transcript:
             raise SnapshotError("corrupt snapshot: an episode cannot end before its first turn")
+        if "digest" in snap and not isinstance(snap["digest"], str):
+            raise SnapshotError("corrupt snapshot: digest must be a string")
         progress = snap["progress"]
         if isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0.0 <= progress <= 1.0:
             raise SnapshotError(f"corrupt snapshot: progress must be a number in [0, 1], got {progress!r}")
@@ -549,3 +562,14 @@ def _cached_validator(schema_json: str) -> jsonschema.Draft202012Validator:
 
 def _validator(schema: Mapping[str, Any]) -> jsonschema.Draft202012Validator:
     return _cached_validator(json.dumps(schema, sort_keys=True))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def snapshot_digest(snap: Mapping[str, Any]) -> str:
+    """A hash of every field of a snapshot but ``digest`` itself: a snapshot whose digest matches is
+    exactly what an env wrote (it detects corruption and edits, not deliberate forgery)."""
+    body = {key: value for key, value in snap.items() if key != "digest"}
+    return hashlib.sha256(_canonical(body).encode()).hexdigest()[:32]
