@@ -15,10 +15,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import budgetgym
-from budgetgym.core import SnapshotError, TextEnv
+from budgetgym.core import SnapshotError, TextEnv, text_env
 from registered import ENV_IDS, make_or_skip
-from contract import BAD_ACTIONS, action_sequence, play, schema_violation
+from contract import BAD_ACTIONS, HOSTILE_CLASSES, KEYWORD_UNITS, action_sequence, hostile_action, play, schema_violation
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -26,6 +29,28 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.fixture(params=ENV_IDS)
 def env_id(request):
     return request.param
+
+
+# Hostile actions per id: FUZZ_EXAMPLES examples of three each, with an oracle step after each (about
+# 20 s an id on a CI machine).
+FUZZ_EXAMPLES = 500
+FUZZ_COUNT: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module")
+def fuzz_envs():
+    """One env per id for the fuzz test's examples (hypothesis runs many in one test call)."""
+    made = {}
+
+    def get(env_id):
+        if env_id not in made:
+            made[env_id] = make_or_skip(env_id)
+            made[env_id].reset(seed=0)
+        return made[env_id]
+
+    yield get
+    for env in made.values():
+        env.close()
 
 
 def _task_ids(env, n: int, seed: int = 0) -> list[str]:
@@ -186,19 +211,105 @@ def test_step_before_reset_and_after_end_raise_clearly(env_id):
         env.unwrapped.step("hello")
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_vectorised(env_id, mode):
+def test_vectorised_sync_and_async_with_gymnasiums_defaults(env_id):
+    """make_vec with default arguments (async: shared memory on): the batches carry the envs' real
+    observations, step after step, the same in both modes."""
     make_or_skip(env_id).close()
-    kwargs = {"vector_kwargs": {"shared_memory": False}} if mode == "async" else {}
-    envs = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode, **kwargs)
-    try:
-        obs, infos = envs.reset(seed=[1, 2])
-        assert len(obs) == 2 and all(isinstance(o, str) for o in obs)
-        for _ in range(3):
-            obs, rewards, terminated, truncated, infos = envs.step(("hello", '{"name": "nope"}'))
-            assert len(obs) == 2 and rewards.shape == (2,)
-    finally:
-        envs.close()
+    runs = {}
+    for mode in ("sync", "async"):
+        envs = gym.make_vec(env_id, num_envs=4, vectorization_mode=mode)
+        try:
+            obs, _ = envs.reset(seed=[1, 2, 3, 4])
+            run = [tuple(obs)]
+            for actions in (("hello", '{"name": "nope"}', "[" * 100, "x"), ("ok", "ok", "ok", "ok")):
+                obs, rewards, terminated, truncated, _ = envs.step(actions)
+                assert rewards.shape == (4,)
+                run.append(tuple(obs))
+        finally:
+            envs.close()
+        runs[mode] = run
+    assert all(isinstance(o, str) and o for batch in runs["sync"] for o in batch)
+    assert runs["async"] == runs["sync"]
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_a_copy_mid_episode_is_independent_and_has_the_same_future(env_id, how):
+    import copy
+    import pickle
+
+    env = budgetgym.make(env_id, budget=0.75, reveal="remaining")
+    env.reset(seed=4)
+    play(env, [None, "I am not sure yet."])
+    twin = pickle.loads(pickle.dumps(env)) if how == "pickle" else copy.deepcopy(env)
+    assert twin.unwrapped is not env.unwrapped
+    assert json.dumps(twin.unwrapped.snapshot(), sort_keys=True) == json.dumps(env.unwrapped.snapshot(), sort_keys=True)
+    ahead = play(env, [None] * 3)  # the original moves on: the copy must not follow
+    behind = play(twin, [None] * 3)
+    assert [s[:5] for s in ahead] == [s[:5] for s in behind]
+    assert [json.dumps(s[5], sort_keys=True) for s in ahead] == [json.dumps(s[5], sort_keys=True) for s in behind]
+
+
+def _wrappers(env_id):
+    from budgetgym.chat import ChatView
+    from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
+
+    yield TurnBudget(make_or_skip(env_id), max_turns=0.5, reveal="remaining")
+    yield BudgetMix(make_or_skip(env_id), fractions=(0.5, 1.0))
+    yield ChatView(make_or_skip(env_id))
+    if text_env(make_or_skip(env_id)).failure_states():
+        yield ErrorInjection(make_or_skip(env_id))
+
+
+def test_every_wrapper_passes_check_env_and_remakes_from_its_spec(env_id):
+    for wrapped in _wrappers(env_id):
+        check_env(wrapped, skip_render_check=True)
+        again = gym.make(wrapped.spec)
+        assert [w.name for w in again.spec.additional_wrappers] == [w.name for w in wrapped.spec.additional_wrappers]
+        assert again.spec.additional_wrappers[-1].kwargs == wrapped.spec.additional_wrappers[-1].kwargs
+        obs, info = again.reset(seed=7)
+        assert isinstance(obs, str) and info["task_id"] in text_env(again).all_tasks
+
+
+def _episode_state(env) -> str:
+    """Everything an invalid action must leave alone: the family's state, its flags, the tools."""
+    base = env.unwrapped
+    return json.dumps([base._get_state(), base._solved, base._failed, base._progress, sorted(base.tools),
+                       base.state_key()], sort_keys=True, default=str)
+
+
+HOSTILE_DRAW = st.tuples(st.sampled_from(sorted(HOSTILE_CLASSES)), st.one_of(st.integers(1, 64), st.integers(1, 70_000)),
+                         st.sampled_from(KEYWORD_UNITS + ["", "é漢", "\\ud800"]), st.integers(0, 8))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 3), tool_index=st.integers(0, 10_000), draws=st.lists(HOSTILE_DRAW, min_size=3, max_size=3))
+def test_fuzzed_hostile_actions_never_raise_and_invalid_ones_change_nothing(env_id, fuzz_envs, seed, tool_index, draws):
+    """A grammar of hostile inputs (nesting bombs, long chains, tag floods, many arguments, huge
+    numbers, surrogates, control characters) at every size up to the action length limit, three
+    actions per example between the oracle's: step() never raises, an invalid action changes nothing
+    but the turn. One env serves all examples (what is drawn never depends on its state)."""
+    env = fuzz_envs(env_id)
+    base = env.unwrapped
+    if not base._ready or base.turn + 7 >= base.task.max_turns:
+        env.reset(seed=seed)
+    tools = sorted(base.tools) or ["f"]
+    tool = tools[tool_index % len(tools)]
+    for kind, size, unit, extra in draws:
+        action = hostile_action(kind, tool, size, unit, base.max_action_length + extra)
+        before = _episode_state(env)
+        turn = base.turn
+        observation, reward, terminated, truncated, info = env.step(action)
+        FUZZ_COUNT[env_id] = FUZZ_COUNT.get(env_id, 0) + 1
+        assert isinstance(observation, str) and observation and base.turn == turn + 1
+        if not info["action_valid"]:
+            assert info["action_error"] and reward == 0.0 and not terminated
+            assert _episode_state(env) == before, (kind, size)
+        if terminated or truncated:
+            env.reset(seed=seed)
+            continue
+        _, _, terminated, truncated, _ = env.step(base.oracle_action() or "ok")
+        if terminated or truncated:
+            env.reset(seed=seed)
 
 
 def test_long_run_memory_stays_flat(env_id):

@@ -88,6 +88,8 @@ turn's calls in one step (in BFCL's list form), then a plain-text answer.
 
 from __future__ import annotations
 
+import json
+
 from typing import Any, Iterable, Mapping
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
@@ -187,6 +189,13 @@ class BFCLEnv(TextEnv):
             return self._ground_truth_actions[done]
         return super()._render_oracle(action)
 
+    def state_key(self) -> str:
+        """The public attributes of the agent's instances, what BFCL's state check compares, as text."""
+        backend = self._backend
+        if backend is None:
+            return "null"
+        return json.dumps(_plain_state(backend.instances, set()), sort_keys=True, default=str)
+
     # ------------------------------------------------------------------ user turns
 
     def _start_user_turn(self, index: int) -> None:
@@ -245,3 +254,25 @@ class BFCLEnv(TextEnv):
             return parse_action(action, self.tools).calls
         except ActionError:
             return None
+
+
+def _plain_state(value: Any, seen: set[int]) -> Any:
+    """``value`` as plain JSON values: an object by its class and public attributes, an object met
+    again on the way (a folder's parent) by its class name only."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if id(value) in seen:
+        return f"<{type(value).__name__}>"
+    seen.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {str(k): _plain_state(v, seen) for k, v in value.items()}
+        if isinstance(value, (list, tuple, set, frozenset)):
+            items = [_plain_state(v, seen) for v in value]
+            return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+        if hasattr(value, "__dict__"):
+            return {"class": type(value).__name__,
+                    **{k: _plain_state(v, seen) for k, v in vars(value).items() if not k.startswith("_")}}
+        return str(value)
+    finally:
+        seen.discard(id(value))
