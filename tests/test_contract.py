@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import tracemalloc
 import warnings
 
@@ -166,6 +167,151 @@ def test_foreign_or_corrupt_snapshot_is_refused_and_changes_nothing(env_id):
         with pytest.raises(SnapshotError):
             env.reset(options={"snapshot": corrupt})
         assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before
+
+
+def _corruptions(good: dict, base) -> dict[str, dict | str]:
+    """One broken snapshot per cause (the cause is the key)."""
+    transcript = good["transcript"]
+    fast = good["state"] is not None
+    cases = {
+        "not a mapping": "not a dict",
+        "format": {**good, "format": "other"},
+        "missing field": {k: v for k, v in good.items() if k != "seed"},
+        "unknown field": {**good, "extra": 1},
+        "env": {**good, "env": "some.OtherEnv"},
+        "version": {**good, "version": 999},
+        "version as bool": {**good, "version": True},
+        "env_id": {**good, "env_id": 5},
+        "task": {**good, "task_id": "no-such-task"},
+        "task not a string": {**good, "task_id": ["x"]},
+        "fingerprint": {**good, "task_fingerprint": "0" * 16},
+        "seed type": {**good, "seed": "0"},
+        "seed range": {**good, "seed": -1},
+        "transcript shape": {**good, "transcript": [["a"]]},
+        "transcript types": {**good, "transcript": [[1, 2]] * len(transcript)},
+        "turn": {**good, "turn": len(transcript) + 1},
+        "turn as bool": {**good, "turn": True} if len(transcript) == 1 else {**good, "turn": "1"},
+        "over budget": {**good, "turn": base.task.max_turns + 1, "transcript": transcript + [["a", "b"]] * (base.task.max_turns + 1 - len(transcript))},
+        "too long": {**good, "transcript": [[a, "o" * (base.max_observation_length + 1)] for a, _ in transcript]},
+        "first observation": {**good, "first_observation": 3},
+        "solved type": {**good, "solved": "yes"},
+        "solved and failed": {**good, "solved": True, "failed": True},
+        "progress range": {**good, "progress": 2.0},
+        "progress type": {**good, "progress": "half"},
+        "digest type": {**good, "digest": 12},
+        "ended before a turn": {**good, "turn": 0, "transcript": [], "solved": True},
+        "replay diverged": {**good, "state": None, "transcript": [[a, o + " (edited)"] for a, o in transcript]},
+        "replay status": {**good, "state": None, "solved": True},
+    }
+    if fast:
+        # Edited with the digest recomputed (as a deliberate editor would): the fast path's own checks.
+        cases["state schema"] = _redigested({**good, "state": {"garbage": True}})
+        cases["state status"] = _redigested({**good, "solved": True})
+        # Edited without: the state must be what the transcript's replay gives.
+        cases["state edited"] = {**good, "state": _edited_state(good["state"])}
+    else:
+        cases["state on a replay-only env"] = {**good, "state": {"x": 1}}
+    return cases
+
+
+def _redigested(snap: dict) -> dict:
+    from budgetgym.core.env import snapshot_digest
+
+    return {**snap, "digest": snapshot_digest(snap)}
+
+
+def _edited_state(state):
+    """The state with its first string or number changed (the digest no longer matches)."""
+    state = json.loads(json.dumps(state))
+    stack = [state]
+    while stack:
+        item = stack.pop()
+        for key in (item if isinstance(item, dict) else range(len(item))):
+            value = item[key]
+            if isinstance(value, str) and value:
+                item[key] = value + "x"
+                return state
+            if isinstance(value, int) and not isinstance(value, bool):
+                item[key] = value + 1
+                return state
+            if isinstance(value, (dict, list)):
+                stack.append(value)
+    return state
+
+
+def test_each_refused_restore_leaves_the_running_episode_intact_and_steppable(env_id):
+    env, twin = make_or_skip(env_id), make_or_skip(env_id)
+    task_id = _task_ids(env, 1, seed=8)[0]
+    for e in (env, twin):
+        e.reset(seed=0, options={"task_id": task_id})
+        play(e, [None, "{broken"])
+    good = json.loads(json.dumps(env.unwrapped.snapshot()))
+    before = json.dumps(good, sort_keys=True)
+    messages = {}
+    for cause, corrupt in _corruptions(good, env.unwrapped).items():
+        with pytest.raises(SnapshotError) as refused:
+            env.reset(seed=123, options={"snapshot": corrupt})
+        messages[cause] = str(refused.value)
+        assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before, cause
+    # One message per cause: no two causes share a message (numbers aside).
+    shapes = {cause: re.sub(r"\d+", "N", message) for cause, message in messages.items()}
+    duplicates = {c: m for c, m in shapes.items() if list(shapes.values()).count(m) > 1}
+    assert not duplicates, duplicates
+    # Still steppable, and exactly where it was: the same future as a twin that was never refused.
+    assert [s[:5] for s in play(env, [None] * 3)] == [s[:5] for s in play(twin, [None] * 3)]
+
+
+SNAPSHOT_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=True),
+                            st.text(max_size=6), st.lists(st.integers(0, 3), max_size=2),
+                            st.dictionaries(st.text(max_size=3), st.integers(0, 3), max_size=2))
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, prefix + (index,))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(where=st.integers(0, 10**6), value=SNAPSHOT_VALUES, delete=st.booleans(), cut=st.integers(0, 4))
+def test_a_mutated_snapshot_is_refused_or_restores_what_its_replay_restores(env_id, fuzz_envs, where, value, delete, cut):
+    """Property: change one value anywhere in a valid snapshot (or delete it). The restore is either
+    refused, leaving the running episode as it was, or gives the state a replay of the mutated
+    snapshot gives: the next steps of the two are equal."""
+    probe = fuzz_envs(env_id)
+    task_id = probe.unwrapped.tasks.ids[where % len(probe.unwrapped.tasks)]
+    source = make_or_skip(env_id)
+    source.reset(seed=1, options={"task_id": task_id})
+    play(source, ([None, "{broken"] * 3)[:cut])
+    snap = json.loads(json.dumps(source.unwrapped.snapshot()))
+    paths = [p for p in _paths(snap) if p]
+    path = paths[where % len(paths)]
+    parent = snap
+    for key in path[:-1]:
+        parent = parent[key]
+    if delete and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    running = make_or_skip(env_id)
+    running.reset(seed=2)
+    play(running, [None])
+    before = json.dumps(running.unwrapped.snapshot(), sort_keys=True)
+    try:
+        running.reset(options={"snapshot": snap})
+    except SnapshotError:
+        assert json.dumps(running.unwrapped.snapshot(), sort_keys=True) == before
+        return
+    replayed = make_or_skip(env_id)
+    replay_snap = {k: v for k, v in snap.items() if k != "digest"}
+    replay_snap["state"] = None
+    replayed.reset(options={"snapshot": replay_snap})  # a SnapshotError here fails the property
+    a, b = play(running, [None] * 4), play(replayed, [None] * 4)
+    assert [s[:5] for s in a] == [s[:5] for s in b]
 
 
 def test_bad_actions_never_raise_and_change_nothing_but_the_turn(env_id):

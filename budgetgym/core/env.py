@@ -424,7 +424,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
 
     def _check_snapshot(self, snap: Any) -> tuple[Task, list[list[str]]]:
         """Every field of ``snap`` checked before anything changes: one message per cause."""
-        if not isinstance(snap, Mapping) or snap.get("format") != SNAPSHOT_FORMAT:
+        if not isinstance(snap, Mapping):
+            raise SnapshotError(f"a snapshot is a mapping (a dict), got {type(snap).__name__}")
+        if snap.get("format") != SNAPSHOT_FORMAT:
             raise SnapshotError(f"not a budgetgym snapshot (expected format {SNAPSHOT_FORMAT!r})")
         missing = [key for key in _SNAPSHOT_FIELDS if key not in snap]
         if missing:
@@ -448,10 +450,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if not _is_int(snap["seed"]) or not 0 <= snap["seed"] < 2**64:
             raise SnapshotError(f"corrupt snapshot: seed must be an int in [0, 2**64), got {snap['seed']!r}")
         transcript = snap["transcript"]
-        if not isinstance(transcript, list) or not all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in transcript
-        ):
-            raise SnapshotError("corrupt snapshot: transcript must be a list of [action, observation] strings")
+        if not isinstance(transcript, list) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in transcript):
+            raise SnapshotError("corrupt snapshot: transcript must be a list of [action, observation] pairs")
+        if not all(isinstance(x, str) for p in transcript for x in p):
+            raise SnapshotError("corrupt snapshot: the transcript's actions and observations must be strings")
         if not _is_int(snap["turn"]) or snap["turn"] != len(transcript):
             raise SnapshotError(f"corrupt snapshot: turn {snap['turn']!r} does not match the transcript's "
                                 f"{len(transcript)} turns")
