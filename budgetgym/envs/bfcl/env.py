@@ -84,6 +84,10 @@ at most 32 calls in one output, so the two turns with 34 ground-truth calls take
   refused by the schema: ``precision`` is bounded to 1..1000, ``exponent`` and ``decimal_places`` to
   -1000..1000 (``schemas._PARAMETER_OVERRIDES``), and the shared parser refuses integers of more
   than 64 digits. Within those bounds every call returns in well under a second.
+* Every agent call, and BFCL's checkers, run under ``budgetgym.core.limits`` (``limits``: one second,
+  256 KiB): BFCL's ``cp`` shares a folder's entries, so copying a folder into itself made a cycle and
+  alternating copies doubled the paths (one ``du()`` took 55 s). A call past a limit is undone (the
+  instances are rebuilt and the earlier calls replayed) and the observation says so; the episode goes on.
 
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
@@ -94,7 +98,6 @@ turn's calls in one step (in BFCL's list form), then a plain-text answer.
 from __future__ import annotations
 
 import json
-
 from typing import Any, Iterable, Mapping
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
