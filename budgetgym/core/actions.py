@@ -29,7 +29,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-
 from budgetgym.core.tools import Tool
 
 

@@ -11,7 +11,8 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
 * ``_oracle() -> Action | None``: the next action of a known-good solution, structured; the core's
   ``oracle_action()`` renders it (``_render_oracle``) and answers None once the episode has ended;
 * optionally ``_parse_bare`` (bare commands), ``admissible_actions``, the fast snapshot path
-  ``_get_state`` / ``_set_state``, ``_teardown`` (called by ``close()``: browsers, containers,
+  ``_get_state`` / ``_set_state`` (with ``_state_schema`` and ``_state_status``, which a restore
+  checks the state against before anything changes), ``_teardown`` (called by ``close()``: browsers, containers,
   temporary folders), and the failure-state hooks ``propose_mistake`` / ``state_key`` that
   :mod:`budgetgym.core.failures` builds curated failure states from.
 """
