@@ -83,6 +83,8 @@ def classes(tool: str, length: int) -> dict[str, str]:
         "words_message": ("cannot sorry unable " * (length // 20))[:length],
         "long_string_argument": f'{{"name": "{tool}", "arguments": {{"s": "' + "x" * body + '"}}',
         "unicode_message": ("漢字✓é " * (length // 5))[:length],
+        "long_word_message": "a" * length,
+        "values_message": ("x@y.co /a/b 2025-01-01 10:30 +1 555 201 4410 1.5 " * (length // 50))[:length],
     }
 
 
