@@ -7,7 +7,10 @@ of an episode: at reset (``start``) and where the oracle's next action is its an
 recorded as such (the contract says there must be none).
 
 Prints one JSON object: per env, the slowest classes with their median and maximum step times beside
-the target (every step under 10 ms), the count of exceptions, and whether the target holds.
+the target (every step under 10 ms), the count of exceptions, and whether the target holds. On a
+shared machine every figure scales with the load, so the run also times a reference operation
+(``re.findall(r"\w+")`` over 64 KiB of words, about 1.5 ms on an idle core) and gives each step time
+as a ratio of it: ``slowest_over_reference`` compares runs made under different loads.
 
     python benchmarks/bench_adversarial.py [--repeats 5] [--env budgetgym/FunctionCalling-v0 ...]
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import statistics
 import time
 from typing import Callable
@@ -118,6 +122,19 @@ def time_step(env: gym.Env, position: Callable[[], bool], action: str) -> tuple[
     return (time.perf_counter() - start) * 1e3, None
 
 
+REFERENCE_TEXT = "abc " * 16_384
+
+
+def reference_ms(repeats: int = 7) -> float:
+    """The median time of one linear C-level scan of 64 KiB (the machine's speed right now)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        re.findall(r"\w+", REFERENCE_TEXT)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
 def bench_env(env_id: str, repeats: int) -> dict:
     try:
         env = gym.make(env_id)
@@ -150,7 +167,10 @@ def bench_env(env_id: str, repeats: int) -> dict:
     rows.sort(key=lambda row: row["median_ms"], reverse=True)
     slowest = rows[0]["median_ms"] if rows else None
     env.close()
+    reference = reference_ms()
     return {
+        "reference_ms": round(reference, 3),
+        "slowest_over_reference": round(slowest / reference, 2) if slowest is not None else None,
         "classes": len(inputs),
         "steps_timed": sum(1 for _ in rows) * repeats,
         "slowest": rows[:8],
