@@ -9,7 +9,7 @@ recorded as such (the contract says there must be none).
 Prints one JSON object: per env, the slowest classes with their median and maximum step times beside
 the target (every step under 10 ms), the count of exceptions, and whether the target holds. On a
 shared machine every figure scales with the load, so the run also times a reference operation
-(``re.findall(r"\w+")`` over 64 KiB of words, about 1.5 ms on an idle core) and gives each step time
+(``re.findall(r"\w+")`` over 64 KiB of words: one linear C-level pass) and gives each step time
 as a ratio of it: ``slowest_over_reference`` compares runs made under different loads.
 
     python benchmarks/bench_adversarial.py [--repeats 5] [--env budgetgym/FunctionCalling-v0 ...]
