@@ -77,6 +77,10 @@ def required_successes(at_least: int | float, attempts: int) -> int:
     return max(1, math.ceil(round(at_least * attempts, 9)))
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def format_transcript(episode: Rollout, *, limit: int = SHOWN_CHARS) -> str:
     """An episode as text: the first observation, then each turn's action and observation."""
     def shorten(text: str) -> str:
@@ -91,7 +95,7 @@ def format_transcript(episode: Rollout, *, limit: int = SHOWN_CHARS) -> str:
     ending = "solved" if episode.success else ("truncated: out of turns" if episode.truncated else
                                                "terminated unsolved" if episode.terminated else "stopped by the agent")
     cap = f" of a {budget['max_turns']}-turn cap" if "max_turns" in budget else ""
-    lines.append(f"[end] {ending} after {episode.turns} turns{cap}")
+    lines.append(f"[end] {ending} after {plural(episode.turns, 'turn')}{cap}")
     return "\n".join(lines)
 
 
@@ -126,6 +130,7 @@ def assert_solves(agent: Any, env_id: str, tasks: Iterable[str] | int | None = N
         reveal: what the agent is told of the cap (``none``, ``total``, ``remaining``).
         **env_kwargs: passed to ``gym.make`` (``split``, ...).
     """
+    __tracebackhide__ = True  # pytest shows the caller's line and the message, not this function
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise ValueError(f"attempts must be an int >= 1, got {attempts!r}")
     required = required_successes(at_least, attempts)
@@ -146,7 +151,7 @@ def assert_solves(agent: Any, env_id: str, tasks: Iterable[str] | int | None = N
         env.close()
     failing = report.failing
     if failing:
-        within = "the full budget" if turns is None else f"{turns} turns" if isinstance(turns, int) else \
+        within = "the full budget" if turns is None else plural(turns, "turn") if isinstance(turns, int) else \
             f"{turns:g} of the full budget"
         parts = [f"{len(failing)} of {len(report.tasks)} tasks of {env_id} not solved within {within} "
                  f"in at least {required} of {attempts} attempts:"]
