@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import gymnasium as gym
 
 from budgetgym.core.actions import ActionError, parse_action
-from budgetgym.core.env import TextEnv
+from budgetgym.core.env import TextEnv, text_env
 from budgetgym.core.tools import Tool
 
 TOOL_MODES = ("native", "text")
@@ -38,14 +38,6 @@ TEXT_FORMS = (
     "You may think before the call; only the call is executed."
 )
 MORE_CALLS_NOTE = "(the output of all calls of this turn is above)"
-
-
-def text_env(env: gym.Env) -> TextEnv:
-    """The :class:`TextEnv` under ``env``'s wrappers; a clear ``TypeError`` for any other env."""
-    base = env.unwrapped
-    if not isinstance(base, TextEnv):
-        raise TypeError(f"expected a budgetgym text env (a TextEnv under the wrappers), got {type(base).__name__}")
-    return base
 
 
 def tool_schemas(tools: Mapping[str, Tool] | Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

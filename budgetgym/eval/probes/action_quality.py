@@ -13,8 +13,7 @@ from typing import Any, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
-from budgetgym.chat import text_env
-from budgetgym.core.rollout import rollout
+from budgetgym.core import rollout, text_env
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
@@ -51,7 +50,7 @@ def run_action_quality_job(worker: Worker, job: Job) -> Record:
     if terminated or truncated:
         successes, rollouts = int(bool(info["success"])), 1
     else:
-        after = env.unwrapped.snapshot()
+        after = text_env(env).snapshot()
         rollouts = job["rollouts"]
         successes = 0
         for index in range(rollouts):

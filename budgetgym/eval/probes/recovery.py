@@ -16,8 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
-from budgetgym.chat import text_env
-from budgetgym.core.rollout import rollout
+from budgetgym.core import rollout, text_env
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
