@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 import gymnasium as gym
 
 import budgetgym
-from budgetgym.chat import ChatView, action_from_message, text_env
+from budgetgym.chat import ChatView, action_from_message
+from budgetgym.core.env import text_env
 from budgetgym.wrappers import REVEAL_MODES, check_budget
 
 #: An action no env accepts (an unknown tool): it costs a turn and changes nothing. Tests use it as

@@ -34,7 +34,8 @@ from typing import Any, Iterator, Sequence
 
 import gymnasium as gym
 
-from budgetgym.chat import system_prompt, text_env
+from budgetgym.chat import system_prompt
+from budgetgym.core.env import text_env
 from budgetgym.core.jsonl import write_jsonl
 
 FORMATS = ("jsonl", "parquet")

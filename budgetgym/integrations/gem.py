@@ -23,7 +23,8 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     raise ImportError("the GEM adapter needs gem-llm: pip install 'budgetgym[integrations]'") from err
 
 import budgetgym
-from budgetgym.chat import system_prompt, text_env
+from budgetgym.chat import system_prompt
+from budgetgym.core.env import text_env
 from budgetgym.integrations.episode import BudgetSpec
 
 
