@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         episodes += collect_group(envs, task_id, args.seed + number * args.k, args.p, rng)
     envs.close()
     if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(Path(args.out), episodes)
     solved = sum(e["success"] for e in episodes)
     by_fraction = {f: [e["success"] for e in episodes if e["fraction"] == f] for f in fractions}

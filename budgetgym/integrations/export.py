@@ -19,7 +19,9 @@ One row per task, built without resetting the env per task (``TextEnv.initial_ob
 ``tool_mode``      ``"text"`` or ``"native"``: how ``prompt`` presents the tools
 ``reward_model``   verl's reward field: ``{"style": "env", "ground_truth": task_id}`` (the env
                    scores the episode)
-``extra_info``     ``{"index": i, "task_id": ...}`` (verl's per-row extras)
+``extra_info``     ``{"index": i, "task_id": ..., "interaction_kwargs": {...}}``: verl's per-row
+                   extras; ``interaction_kwargs`` (``name: "budgetgym"``, the env id and
+                   arguments, task id and seed) is what verl hands its multi-turn interaction
 =================  ===========================================================================
 
 The budget is not a column: a cap is a property of an episode (``TurnBudget``, or ``BudgetMix``
@@ -74,7 +76,9 @@ def task_rows(env_id: str, *, split: str | None = None, seed: int = 0, tool_mode
                 "oracle_turns": task.oracle_turns,
                 "tool_mode": tool_mode,
                 "reward_model": {"style": "env", "ground_truth": task.id},
-                "extra_info": {"index": index, "task_id": task.id},
+                "extra_info": {"index": index, "task_id": task.id, "interaction_kwargs": {
+                    "name": ENV_CLASS, "env_id": env_id, "env_kwargs": json.dumps(env_kwargs), "task_id": task.id,
+                    "seed": seed}},
             }
     finally:
         env.close()
