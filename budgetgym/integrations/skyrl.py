@@ -10,7 +10,8 @@ every row; the row's ``env_id``, ``env_kwargs``, ``task_id`` and ``seed`` pick t
 The budget comes from ``env_config`` (SkyRL's ``environment.skyrl_gym.budgetgym`` section):
 ``budget`` (a cap: turns, or a share of the full budget), ``budget_mix`` (fractions: ``BudgetMix``
 draws a cap per trajectory from its seed) and ``reveal`` (``none``/``total``/``remaining``). The
-opening chat ``init`` returns is the env's own (a revealed budget is in it), not the row's copy.
+opening chat ``init`` returns is the env's own (a revealed budget is in it), not the row's copy; its
+metadata adds the tools' OpenAI schemas (for chat templates that take ``tools``).
 ``metadata`` on each step carries the budget, the turn, success and the task id; the reward is the
 env's (sparse: 1.0 on the step that solves the task).
 """
@@ -60,7 +61,7 @@ class BudgetgymSkyRLEnv(BaseTextEnv):
         self.turns = 0
         self.max_turns = self.episode.budget["max_turns"]
         self.chat_history = list(messages)
-        return messages, self._metadata()
+        return messages, {**self._metadata(), "tools": self.episode.tools}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         result = self.episode.act(action)

@@ -76,6 +76,7 @@ def test_budget_mix_draws_a_cap_per_trajectory_from_its_seed(probe):
     for seed in range(6):
         env = BudgetgymSkyRLEnv({"budget_mix": list(fractions)}, {**row, "seed": seed})
         _, metadata = env.init(row["prompt"])
+        assert metadata["tools"] == json.loads(row["tools"])
         budget = metadata["budget"]
         assert budget["fraction"] in fractions
         assert budget["max_turns"] == env.max_turns == max(1, math.ceil(budget["fraction"] * probe.max_turns))
