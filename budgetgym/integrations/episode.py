@@ -125,13 +125,18 @@ class ChatEpisode:
         return [dict(m) for m in messages], info
 
     def act(self, reply: str | Mapping[str, Any] | Any) -> ChatStep:
-        """Play one reply (text, or a chat-completion message: dict or SDK object)."""
+        """Play one reply (text, or a chat-completion message: dict or SDK object). The answering
+        ``tool`` messages carry the reply's own call ids; :attr:`messages` keeps the chat view's."""
         if self.done:
             raise RuntimeError("the episode is over: call start() for a new one")
         action = reply if isinstance(reply, str) else action_from_message(reply)
         observation, reward, terminated, truncated, info = self.env.step(action)
         messages = info["messages"]
         answer = [dict(m) for m in messages[self._length + 1:]]  # after the reply's own assistant message
+        ids = reply_call_ids(reply)
+        if ids:  # answer the model's own call ids (the chat view numbers calls itself)
+            for message, call_id in zip((m for m in answer if m.get("role") == "tool"), ids):
+                message["tool_call_id"] = call_id
         self._length = len(messages)
         self.info = info
         self.total_reward += float(reward)
@@ -164,6 +169,15 @@ class ChatEpisode:
 
     def close(self) -> None:
         self.env.close()
+
+
+def reply_call_ids(reply: Any) -> list[str]:
+    """The ids of a chat-completion message's tool calls (dict or SDK object); [] for text."""
+    if isinstance(reply, str):
+        return []
+    calls = reply.get("tool_calls") if isinstance(reply, Mapping) else getattr(reply, "tool_calls", None)
+    ids = [call.get("id") if isinstance(call, Mapping) else getattr(call, "id", None) for call in calls or []]
+    return [str(i) for i in ids] if ids and all(ids) else []
 
 
 def assistant_replies(messages: Sequence[Mapping[str, Any]]) -> list[str]:

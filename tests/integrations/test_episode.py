@@ -40,6 +40,7 @@ def test_native_mode_answers_tool_calls_with_tool_messages():
         {"id": "x", "type": "function", "function": {"name": "list_directory", "arguments": json.dumps({"path": "/"})}}]}
     step = episode.act(completion)  # a chat-completion message, as a server returns it
     assert [m["role"] for m in step.messages] == ["tool"] and "projects" in step.messages[0]["content"]
+    assert step.messages[0]["tool_call_id"] == "x"  # the model's own id, so its next prompt pairs up
     assert episode.budget["max_turns"] == episode.info["max_turns"]  # no cap set: the full budget
     episode.close()
 
