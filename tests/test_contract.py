@@ -231,17 +231,13 @@ def test_long_run_memory_stays_flat(env_id):
     assert grown < 256 * 1024, f"{grown} bytes retained over 2000 episodes"
 
 
-#: Tasks the exploit probe samples per id (a family with slow episodes may set ``exploit_sample``).
-EXPLOIT_SAMPLE = 40
-
-
 def test_no_exploit_agent_beats_the_random_agent(env_id):
     """Reward integrity (budgetgym.eval.exploits): every exploit that concerns the family, generic or
     its own, solves at most 5 points more of a task sample than the random agent does."""
     from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
 
     env = make_or_skip(env_id)
-    sample = getattr(env.unwrapped, "exploit_sample", EXPLOIT_SAMPLE)
+    sample = env.unwrapped.exploit_sample
     env.close()
     result = run_exploit_probe(env_id, sample=sample, seed=0)
     table = format_exploit_table(result)
