@@ -50,15 +50,13 @@ def test_oracle_solves_at_a_tight_cap_and_is_truncated_one_turn_short(probe):
 def test_budget_mix_and_seeded_task_draw(probe):
     fractions = (0.25, 0.5, 1.0)
     env = BudgetgymGemEnv(probe.env_id, budget_mix=fractions, split=probe.split)
-    seen = set()
-    for seed in range(8):
+    for seed in range(4):
         _, info = env.reset(seed=seed)
         budget = info["budget"]
         assert budget["fraction"] in fractions
         assert budget["max_turns"] == max(1, math.ceil(budget["fraction"] * info["max_turns"]))
-        seen.add((info["task_id"], budget["fraction"]))
-        assert env.reset(seed=seed)[1]["budget"] == budget and env.reset(seed=seed)[1]["task_id"] == info["task_id"]
-    assert len(seen) > 1
+        again = env.reset(seed=seed)[1]
+        assert again["budget"] == budget and again["task_id"] == info["task_id"]
     env.close()
 
 
