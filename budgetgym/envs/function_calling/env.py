@@ -129,6 +129,11 @@ class FunctionCallingEnv(TextEnv):
         self._turn_calls = []
         return self._opening(task)
 
+    def initial_observation(self, task: Task, seed: int = 0) -> tuple[str, list[dict[str, Any]]]:
+        # From the record alone: no backend is built and this env's state is left as it is.
+        domain = self._domain_for(task)
+        return self._opening(task), [domain.tools[name].openai_schema() for name in task["tools"]]
+
     @staticmethod
     def _opening(task: Task) -> str:
         return f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
@@ -222,11 +227,15 @@ class FunctionCallingEnv(TextEnv):
         """The index of the user request being served (the number completed so far)."""
         return self._user_turn
 
-    def _use_task(self, task: Task) -> None:
+    @staticmethod
+    def _domain_for(task: Task) -> Domain:
         domain = DOMAINS.get(task["domain"])
         if domain is None:
             raise ValueError(f"task {task.id!r}: unknown domain {task['domain']!r}; known: {', '.join(DOMAINS)}")
-        self._domain = domain
+        return domain
+
+    def _use_task(self, task: Task) -> None:
+        domain = self._domain = self._domain_for(task)
         tools = self._tool_sets.get(task.id)
         if tools is None:
             tools = self._tool_sets[task.id] = {name: domain.tools[name] for name in task["tools"]}
