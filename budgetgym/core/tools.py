@@ -107,10 +107,6 @@ class Tool:
         if self._compiled is None:  # type: ignore[attr-defined]
             object.__setattr__(self, "_compiled", _compiled_validators(self._plain_parameters))  # type: ignore[attr-defined]
 
-    def __getstate__(self) -> dict[str, Any]:
-        # Compiled validators are code made at run time: a copy compiles again (from the cache).
-        return {**self.__dict__, "_compiled": None}
-
     @property
     def _validator(self) -> Any:
         self.compile()
@@ -120,6 +116,14 @@ class Tool:
     def _fast_validate(self) -> Callable[[Any], Any] | None:
         self.compile()
         return self._compiled[1]  # type: ignore[attr-defined]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The compiled validator is generated code that pickle cannot take: a tool pickles as its
+        # definition, and unpickles to the same process's tool of that definition when there is one.
+        return _revive, (self.name, self.description, _plain(self.parameters), self.function)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Tool":
+        return self  # immutable
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -237,6 +241,18 @@ def frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return FrozenList(frozen(v) for v in value)
     return value
+
+
+_REVIVED: dict[tuple[str, str, str, Any], Tool] = {}
+
+
+def _revive(name: str, description: str, parameters: Mapping[str, Any], function: Callable[..., Any] | None) -> Tool:
+    """A tool from its pickled definition; built (and its validator compiled) once per process."""
+    key = (name, description, json.dumps(parameters, sort_keys=True), function)
+    tool = _REVIVED.get(key)
+    if tool is None:
+        tool = _REVIVED[key] = Tool(name, description, parameters, function)
+    return tool
 
 
 def _uses_only_shared_keywords(schema: Any) -> bool:

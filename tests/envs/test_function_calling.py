@@ -7,6 +7,7 @@ import collections
 import copy
 import json
 import random
+import re
 
 import gymnasium as gym
 import pytest
@@ -498,3 +499,35 @@ def test_the_oracle_skips_a_lookup_made_in_any_spelling_and_after_a_restore():
     fresh = make()
     fresh.reset(options={"snapshot": snapshot})
     assert fresh.unwrapped.oracle_action() == silent.unwrapped.oracle_action()
+
+
+# ---------------------------------------------------------------------------- scoring speed
+
+
+SCORING_PIECES = ["can", "not", "can't", "won't be able", "Sorry", "ſorry", "unable", "no tool", "don't have",
+                  "I'm afraid", "a", "b.c", "@", "x.example", "/", "docs", "2025-03-04", "09:30", "+1 555 201 4410",
+                  "1,250.00", "12.5", " ", ".", "-", "+", "7", "é", "'", "\u2019"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(SCORING_PIECES), max_size=14))
+def test_the_fast_scoring_patterns_find_what_the_plain_ones_find(pieces):
+    """The lookaheads that let the decline and refusal patterns skip positions, and the value kinds
+    left out when their character is absent, change no match."""
+    from budgetgym.envs.function_calling import scoring
+
+    message = "".join(pieces)
+    for fast in (scoring._DECLINE, scoring._REFUSAL):
+        plain = re.compile(re.sub(r"^\(\?=\[\w+\]\)", "", fast.pattern), re.IGNORECASE)
+        assert plain.pattern != fast.pattern
+        assert bool(fast.search(message)) == bool(plain.search(message))
+    assert scoring.stated_values(message) == {v.rstrip(".").lower() for v in scoring._VALUE.findall(message)}
+
+
+def test_a_long_answer_is_scored_in_linear_time():
+    """A 65,536-character word once took about 30 s (an email pattern tried from every position)."""
+    from budgetgym.envs.function_calling import scoring
+
+    turn = {"facts": ["1250", "Sam Lee"], "distractors": ["999"], "changes": True}
+    for message in ("a" * 65_536, "1" * 65_536, ("x@y.co /a/b 2025-01-01 " * 3000)[:65_536]):
+        assert scoring.answer_problem(turn, message) is not None

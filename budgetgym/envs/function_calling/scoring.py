@@ -28,8 +28,11 @@ _NUMERIC_FACT = re.compile(r"-?\d+(?:\.\d+)?")
 _APOSTROPHE = "['\u2019]"
 # Ways of saying "I can't do that" (or "it would fail"), so an impossible request is declined, not faked.
 # Lenient on purpose: it only has to hear a decline where one is due.
+# Each pattern opens with a lookahead on the letters its alternatives start with: the engine then
+# skips every other position fast (a 65,536-character answer is read in a few ms, not tens) and
+# the matches are the same (tests/envs/test_function_calling.py checks it on random phrases).
 _DECLINE = re.compile(
-    rf"\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
+    rf"(?=[cdinsuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
     rf"|impossible|no (?:tool|way|option|function|ability)|don{_APOSTROPHE}?t have|do not have"
     rf"|isn{_APOSTROPHE}?t (?:possible|supported)|not supported|unavailable|not something i can|insufficient"
     r"|not enough|conflicts?|sorry|unfortunately)\b",
@@ -39,7 +42,7 @@ _DECLINE = re.compile(
 # Narrower than _DECLINE ("sorry for the wait", "you don't have anything on Friday", "not enough
 # for two shares" are fine in an answer).
 _REFUSAL = re.compile(
-    rf"\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|could not|won{_APOSTROPHE}?t be able|unable|not able"
+    rf"(?=[cdinuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|could not|won{_APOSTROPHE}?t be able|unable|not able"
     rf"|wasn{_APOSTROPHE}?t able|not possible|impossible|isn{_APOSTROPHE}?t possible|not supported"
     rf"|isn{_APOSTROPHE}?t supported|unfortunately|i{_APOSTROPHE}?m afraid|no (?:tool|way|function|ability)"
     rf"|(?:don{_APOSTROPHE}?t|do not) have (?:a|an|the|any) (?:tool|way|function))\b",
@@ -47,14 +50,27 @@ _REFUSAL = re.compile(
 )
 # The kinds of value tool results are full of: emails, file paths, ISO dates, clock times, phone
 # numbers and decimal amounts. An answer is judged by how many distinct ones it states.
-_VALUE = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
-    r"|(?<![\w/.])/[\w.-]+(?:/[\w.-]+)*"  # absolute path
-    r"|\b\d{4}-\d{2}-\d{2}\b"  # ISO date
-    r"|\b\d{1,2}:\d{2}\b"  # clock time
-    r"|\+\d[\d -]{6,}\d"  # phone number
-    r"|\b\d[\d,]*\.\d+\b"  # decimal amount
+# Each kind with the character any of its values holds: a kind whose character is absent from a
+# message cannot match there, and leaving it out of the alternation changes no match (most answers
+# hold no '@', '/', '+' or digit, and are then read at once).
+_VALUE_KINDS = (
+    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # email (from the start of its run: a match
+    # tried from every position inside a long word was quadratic, 30 s for a 65,536-character word)
+    ("/", r"(?<![\w/.])/[\w.-]+(?:/[\w.-]+)*"),  # absolute path
+    ("0", r"\b\d{4}-\d{2}-\d{2}\b"),  # ISO date
+    ("0", r"\b\d{1,2}:\d{2}\b"),  # clock time
+    ("+", r"\+\d[\d -]{6,}\d"),  # phone number
+    ("0", r"\b\d[\d,]*\.\d+\b"),  # decimal amount ("0": any digit)
 )
+_VALUE = re.compile("|".join(pattern for _, pattern in _VALUE_KINDS))
+_DIGIT = re.compile(r"\d")
+
+
+@functools.lru_cache(maxsize=16)
+def _value_pattern(present: frozenset[str]) -> re.Pattern[str] | None:
+    kinds = [pattern for needed, pattern in _VALUE_KINDS if needed in present]
+    return re.compile("|".join(kinds)) if kinds else None
+
 
 #: An answer may state at most ``VALUES_PER_FACT`` x facts + ``VALUES_SLACK`` distinct values.
 VALUES_PER_FACT = 3
@@ -74,15 +90,22 @@ TOO_MUCH = "That's far more than I asked for. Please tell me just what I asked, 
 MISSING = "You haven't told me what I asked for."
 
 
-def numbers_in(text: str) -> set[float]:
-    """Every number written in ``text`` ("$1,250.00" -> 1250.0)."""
-    found = set()
-    for token in _NUMBER.findall(text):
-        try:
-            found.add(float(token.replace(",", "")))
-        except ValueError:
-            continue
-    return found
+@functools.lru_cache(maxsize=4)
+def numbers_in(text: str) -> frozenset[float]:
+    """Every number written in ``text`` ("$1,250.00" -> 1250.0). Read once per answer however many
+    facts and distractors it is checked for; without its commas every token is a valid float."""
+    return frozenset(map(float, " ".join(_NUMBER.findall(text)).replace(",", "").split()))
+
+
+@functools.lru_cache(maxsize=4)
+def _folded(text: str) -> str:
+    return text.casefold()
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    # Compiled once per fact: re's own cache (512 patterns) cycles through a task set's facts.
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
 
 
 def has_fact(message: str, fact: str | list[str]) -> bool:
@@ -90,31 +113,17 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
 
     A numeric fact matches any number of equal value ("1250" matches "$1,250.00"); any other fact
     matches case-insensitively as a whole token ("Sam Lee" does not match "Sam Leeds")."""
-    return _has_fact(message, fact, None)
-
-
-def _has_fact(message: str, fact: str | list[str], numbers: list[set[float]] | None) -> bool:
-    # ``numbers``: a one-slot memo of numbers_in(message), shared by the facts of one answer.
-    values, words = _fact_matcher(tuple(fact) if isinstance(fact, list) else (fact,))
-    if words is not None and words.search(message):
-        return True
-    if values:
-        if numbers is None:
-            numbers = []
-        if not numbers:
-            numbers.append(numbers_in(message))
-        return not values.isdisjoint(numbers[0])
+    alternatives = fact if isinstance(fact, list) else [fact]
+    numbers: frozenset[float] | None = None
+    for alternative in alternatives:
+        if _NUMERIC_FACT.fullmatch(alternative):
+            if numbers is None:
+                numbers = numbers_in(message)
+            if float(alternative) in numbers:
+                return True
+        elif alternative.casefold() in _folded(message) and _word_pattern(alternative).search(message):
+            return True
     return False
-
-
-@functools.lru_cache(maxsize=4096)
-def _fact_matcher(alternatives: tuple[str, ...]) -> tuple[frozenset[float], re.Pattern[str] | None]:
-    """A fact's numeric alternatives as values, and its other alternatives as one pattern (an
-    alternation tries every alternative at every position, as one search per alternative would)."""
-    values = frozenset(float(a) for a in alternatives if _NUMERIC_FACT.fullmatch(a))
-    words = [re.escape(a) for a in alternatives if not _NUMERIC_FACT.fullmatch(a)]
-    pattern = re.compile(rf"(?<!\w)(?:{'|'.join(words)})(?!\w)", re.IGNORECASE) if words else None
-    return values, pattern
 
 
 def declines(message: str) -> bool:
@@ -130,7 +139,9 @@ def refuses(message: str) -> bool:
 
 def stated_values(message: str) -> set[str]:
     """The distinct values the message states (emails, paths, dates, times, phones, decimal amounts)."""
-    return {value.rstrip(".").lower() for value in _VALUE.findall(message)}
+    present = frozenset(c for c in "@/+" if c in message) | ({"0"} if _DIGIT.search(message) else set())
+    pattern = _value_pattern(present)
+    return set() if pattern is None else {value.rstrip(".").lower() for value in pattern.findall(message)}
 
 
 def value_cap(turn: Mapping[str, Any]) -> int:
@@ -152,12 +163,11 @@ def answer_problem(turn: Mapping[str, Any], message: str) -> str | None:
             return NOT_DECLINED
     elif (turn.get("changes") or (facts and not turn.get("clarify"))) and refuses(message):
         return REFUSED_DONE if turn.get("changes") else REFUSED_ANSWERABLE
-    numbers: list[set[float]] = []  # the message's numbers, read once for every fact and distractor
-    if any(_has_fact(message, distractor, numbers) for distractor in turn.get("distractors", ())):
+    if any(has_fact(message, distractor) for distractor in turn.get("distractors", ())):
         return DISTRACTED
     if facts and len(stated_values(message)) > value_cap(turn):
         return TOO_MUCH
-    if not all(_has_fact(message, fact, numbers) for fact in facts):
+    if not all(has_fact(message, fact) for fact in facts):
         return MISSING
     return None
 
