@@ -12,7 +12,7 @@ from budgetgym.core import Action, Task, TaskSet, TextEnv, Tool
 
 TOY_TASKS = TaskSet(
     {"id": f"toy-{i:02d}", "split": "test" if i % 4 == 0 else "train", "max_turns": 4 + i % 5,
-     "instruction": f"Reach {2 + i % 5}.", "target": 2 + i % 5}
+     "instruction": f"Reach {2 + i % 5}.", "target": 2 + i % 5, "oracle_turns": -(-(2 + i % 5) // 3)}
     for i in range(20)
 )
 

@@ -19,7 +19,7 @@ import numpy as np
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
-from budgetgym.eval.metrics import bootstrap_ci
+from budgetgym.eval.metrics import difference_ci
 from budgetgym.eval.progress import progress_bar
 from budgetgym.eval.sweep import derive_seed
 from budgetgym.wrappers import ErrorInjection
@@ -110,7 +110,8 @@ def run_recovery_probe(
 def summarize_recovery(episodes: Sequence[Mapping[str, Any]], *, bootstrap: int = 1000,
                        seed: int = 0) -> list[dict[str, Any]]:
     """Per failure kind (and "all"): success from the failure states and from the clean ones, and the
-    gap, with a bootstrap CI over states (a state's rate is the mean over its attempts)."""
+    gap, with an interval over states (a state's rate is the mean over its attempts): the paired
+    bootstrap widened to Newcombe's score interval (see ``budgetgym.eval.metrics.INTERVAL_METHOD``)."""
     per_state: dict[str, dict[str, list[bool]]] = defaultdict(lambda: {arm: [] for arm in ARMS})
     kind_of: dict[str, str] = {}
     for episode in episodes:
@@ -121,7 +122,7 @@ def summarize_recovery(episodes: Sequence[Mapping[str, Any]], *, bootstrap: int 
         ids = [s for s in per_state if kind in ("all", kind_of[s])]
         failure = np.array([np.mean(per_state[s]["failure"]) for s in ids])
         clean = np.array([np.mean(per_state[s]["clean"]) for s in ids])
-        low, high = bootstrap_ci(failure - clean, bootstrap=bootstrap, seed=seed)
+        low, high = difference_ci(clean, failure, bootstrap=bootstrap, seed=seed)
         rows.append({"kind": kind, "states": len(ids), "failure_recovery": float(failure.mean()),
                      "clean_success": float(clean.mean()), "gap": float((failure - clean).mean()),
                      "gap_ci_low": low, "gap_ci_high": high})
