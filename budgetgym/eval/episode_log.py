@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 Record = dict[str, Any]
 Key = tuple[Any, ...]
@@ -52,11 +52,12 @@ def _budget_key(budget: Any) -> tuple[Any, ...]:
 
 
 def sort_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Canonical order: env, task, reveal; full-budget runs first, then turns, shares, multiples."""
-    return (record["env"], record["task"], record["reveal"], _budget_key(record["budget"]), record["attempt"])
+    """Canonical order (the key itself): env, task, reveal; full-budget runs first, then turns,
+    shares, multiples; attempts."""
+    return episode_key(record)
 
 
-def _problem(line: str) -> str | None:
+def _problem(line: str, required: Sequence[str] = REQUIRED_FIELDS) -> str | None:
     """Why a line is not an episode record, or None when it is one."""
     try:
         record = json.loads(line)
@@ -64,16 +65,16 @@ def _problem(line: str) -> str | None:
         return f"not JSON ({err.msg})"
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not an object"
-    missing = [name for name in REQUIRED_FIELDS if name not in record]
+    missing = [name for name in required if name not in record]
     if missing:
         return f"lacks {', '.join(missing)}"
-    budget = record["budget"]
+    budget = record.get("budget")
     if not (budget is None or isinstance(budget, (int, float, str))) or isinstance(budget, bool):
         return f"budget {budget!r} is not a budget"
     return None
 
 
-def read_records(path: str | Path) -> list[Record]:
+def read_records(path: str | Path, required: Sequence[str] = REQUIRED_FIELDS) -> list[Record]:
     """Every episode record of ``path``. An unfinished last line (a kill mid-write) is ignored;
     any other line that is not a record raises :class:`MalformedRecordsError` naming every such
     line by number."""
@@ -82,7 +83,7 @@ def read_records(path: str | Path) -> list[Record]:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            problem = _problem(line)
+            problem = _problem(line, required)
             if problem is not None and not line.endswith("\n"):
                 break  # the partial line a killed writer left behind
             if problem is not None:
@@ -106,8 +107,13 @@ class EpisodeLog:
     canonical order by ``finalize()`` so an interrupted and resumed sweep ends byte for byte like an
     uninterrupted one, whatever the executor's completion order."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, key: Callable[[Mapping[str, Any]], Key] = episode_key,
+                 required: Sequence[str] = REQUIRED_FIELDS) -> None:
+        """``key`` identifies a record (and orders the file); ``required`` are the fields every
+        line must hold (the defaults are a sweep's; the probes log their own records)."""
         self.path = Path(path)
+        self.key = key
+        self.required = tuple(required)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.duplicates_dropped = 0
         self._handle: Any = None
@@ -123,12 +129,12 @@ class EpisodeLog:
         try:
             existing: dict[Key, Record] = {}
             if self.path.exists():
-                records = read_records(self.path)
+                records = read_records(self.path, self.required)
                 for record in records:
-                    existing.setdefault(episode_key(record), record)
+                    existing.setdefault(self.key(record), record)
                 self.duplicates_dropped = len(records) - len(existing)
                 if self.duplicates_dropped or not self._ends_cleanly():
-                    write_records(self.path, sorted(existing.values(), key=sort_key))
+                    write_records(self.path, sorted(existing.values(), key=self.key))
             self._held = dict(existing)
             self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (held across appends)
         except BaseException:
@@ -139,10 +145,10 @@ class EpisodeLog:
     def append(self, record: Mapping[str, Any]) -> None:
         """Add one finished episode: one write of one whole line, flushed at once (a kill loses at
         most the line being written)."""
-        self._held[episode_key(record)] = dict(record)
+        self._held[self.key(record)] = dict(record)
         if self._file_replaced():
             self._handle.close()
-            write_records(self.path, sorted(self._held.values(), key=sort_key))
+            write_records(self.path, sorted(self._held.values(), key=self.key))
             self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
             return
         self._handle.write(dumps(record))
@@ -161,7 +167,7 @@ class EpisodeLog:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-        records = sorted(self._held.values(), key=sort_key)
+        records = sorted(self._held.values(), key=self.key)
         try:
             write_records(self.path, records)
         finally:

@@ -11,11 +11,13 @@ the records do not depend on the executor, the number of workers or the order.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import pickle
 import sys
 import threading
+import time
 import uuid
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -119,9 +121,19 @@ class ThreadExecutor:
 _PROCESS_WORKER: Worker | None = None
 
 
-def _init_process(setup: WorkerSetup) -> None:
+def _init_process(setup: WorkerSetup, parent: int) -> None:
     global _PROCESS_WORKER
     _PROCESS_WORKER = Worker(setup)
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True, name="end-with-parent").start()
+
+
+def _end_with_parent(parent: int, interval: float = 0.2) -> None:
+    """A worker's watchdog: when the process that started it is gone (killed with SIGKILL, which
+    runs no clean-up), the worker is re-parented and ends itself instead of living on as an orphan."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(interval)
 
 
 def _process_chunk(work: Work, chunk: Sequence[Job]) -> list[Record]:
@@ -131,7 +143,8 @@ def _process_chunk(work: Work, chunk: Sequence[Job]) -> list[Record]:
 
 class ProcessExecutor:
     """A pool of local processes. They are spawned, not forked: a fork of a process with threads
-    (a progress bar, Ray, an HTTP client) can deadlock."""
+    (a progress bar, Ray, an HTTP client) can deadlock. Each worker ends itself when the sweep's
+    process dies, however it dies (a watchdog on its parent's pid), so a killed sweep leaves no orphan."""
 
     name = "processes"
 
@@ -142,7 +155,7 @@ class ProcessExecutor:
         if not jobs:
             return
         pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
-                                           initializer=_init_process, initargs=(setup,))
+                                           initializer=_init_process, initargs=(setup, os.getpid()))
         try:
             pending = [pool.submit(_process_chunk, work, chunk) for chunk in chunked(jobs, self.workers)]
             for done in futures.as_completed(pending):
@@ -171,15 +184,18 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> None:
         self.workers = workers
         self.address = address
+        self.verbose = verbose
 
     def start(self) -> Any:
         """Connect to the cluster, or start a local one; return the ``ray`` module."""
         ray = require("ray", "the Ray executor")
         if not ray.is_initialized():
-            options: dict[str, Any] = {"address": self.address, "log_to_driver": False}
+            # Ray's own INFO lines ("Started a local Ray instance", ...) only when asked for.
+            options: dict[str, Any] = {"address": self.address, "log_to_driver": self.verbose,
+                                       "logging_level": logging.INFO if self.verbose else logging.ERROR}
             if self.address is None:
                 # A local cluster of our own: its workers get this process's import path, so an
                 # env importable here (a project's own, a test's) is importable there.
@@ -205,7 +221,8 @@ class RayExecutor:
                 ray.cancel(ref)
 
 
-def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Any:
+def make_executor(name: str, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> Any:
+    """An executor by name; ``verbose`` lets Ray print its own log lines (silenced otherwise)."""
     if name == "serial":
         return SerialExecutor()
     if name == "threads":
@@ -213,7 +230,7 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
     if name == "processes":
         return ProcessExecutor(workers)
     if name == "ray":
-        return RayExecutor(workers, address)
+        return RayExecutor(workers, address, verbose=verbose)
     raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
 
 

@@ -29,7 +29,7 @@ import gymnasium as gym
 
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.agents.base import agent_config, reads_budget
-from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key, sort_key
+from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_jobs
 from budgetgym.eval.progress import progress_bar
@@ -112,7 +112,7 @@ def plan_sweep(env_id: str, agent_name: str, tasks: dict[str, dict[str, Any]], a
                         "max_turns": full_budget, "oracle_turns": oracle_turns, "split": facts["split"],
                         "cap": full_budget if budget is None else cap_for(budget, full_budget, oracle_turns),
                     })
-    jobs.sort(key=sort_key)
+    jobs.sort(key=episode_key)
     return jobs
 
 
@@ -197,16 +197,30 @@ def run_sweep(
                          f"record no oracle_turns (e.g. {unknown[0]}): give --budgets as turns or shares (0.5)")
     jobs = plan_sweep(env_id, agent.name, facts, attempts, budgets, reveals, seed, shortcut)
     config = agent_config(agent)
+    setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
+    records, ran, dropped = run_logged(
+        executor, run_sweep_episode, setup, jobs, out, key=episode_key,
+        check=lambda job, record: _already_done(job, config, record),
+        description=f"{env_id.rsplit('/', 1)[-1]} {agent.name}", progress=progress)
+    return SweepResult(records, ran, len(jobs), Path(out) if out is not None else None, dropped,
+                       tuple(sorted({f["split"] for f in facts.values()})))
 
-    log = EpisodeLog(out) if out is not None else None
+
+def run_logged(executor: Any, work: Any, setup: WorkerSetup, jobs: Sequence[Job], out: str | Path | None, *,
+               key: Any, check: Any, description: str, progress: bool, unit: str = "ep",
+               required: Sequence[str] | None = None) -> tuple[list[Record], int, int]:
+    """Run the ``jobs`` whose records are not in ``out`` yet (``check(job, record)`` vets a record
+    found there, raising when it is from another run), appending each record as it arrives.
+
+    Returns the records of every job (in ``key`` order), how many ran now, and how many duplicate
+    lines the file held (dropped)."""
+    log = EpisodeLog(out, key, *(() if required is None else (required,))) if out is not None else None
     done = log.open() if log is not None else {}
     fresh: list[Record] = []
     try:
-        todo = [job for job in jobs if not _already_done(job, config, done)]
-        setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
-        with progress_bar(len(todo), f"{env_id.rsplit('/', 1)[-1]} {agent.name}",
-                          enabled=progress and bool(todo)) as advance:
-            for record in run_jobs(executor, run_sweep_episode, setup, todo):
+        todo = [job for job in jobs if key(job) not in done or not check(job, done[key(job)])]
+        with progress_bar(len(todo), description, enabled=progress and bool(todo), unit=unit) as advance:
+            for record in run_jobs(executor, work, setup, todo):
                 if log is not None:
                     log.append(record)
                 fresh.append(record)
@@ -217,11 +231,9 @@ def run_sweep(
         raise
     if log is not None:
         log.finalize()
-    planned = {episode_key(job) for job in jobs}
-    records = sorted([r for r in done.values() if episode_key(r) in planned] + fresh, key=sort_key)
-    return SweepResult(records, len(fresh), len(jobs), Path(out) if out is not None else None,
-                       log.duplicates_dropped if log is not None else 0,
-                       tuple(sorted({f["split"] for f in facts.values()})))
+    planned = {key(job) for job in jobs}
+    records = sorted([r for k, r in done.items() if k in planned] + fresh, key=key)
+    return records, len(fresh), log.duplicates_dropped if log is not None else 0
 
 
 def config_difference(old: Any, new: Any) -> str:
@@ -233,10 +245,8 @@ def config_difference(old: Any, new: Any) -> str:
                      if old.get(name) != new.get(name))
 
 
-def _already_done(job: Job, config: dict[str, Any], done: dict[tuple[Any, ...], Record]) -> bool:
-    record = done.get(episode_key(job))
-    if record is None:
-        return False
+def _already_done(job: Job, config: dict[str, Any], record: Record) -> bool:
+    """Whether ``record`` (from the file) is ``job`` done by this agent; raises when it is another run's."""
     if record.get("agent") != job["agent"] or record.get("seed") != job["seed"]:
         raise ValueError(
             f"the episode file already holds {job['task']} from another sweep (agent "
