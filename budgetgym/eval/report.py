@@ -39,10 +39,16 @@ def group_records(records: Sequence[Record]) -> dict[tuple[str, str, str], list[
     return dict(groups)
 
 
+def grid_order(budget: int | float | str) -> tuple[int, float]:
+    """The order of budgets in a grid: solution lengths (1x, 1.5x), then shares of the full budget, then turns."""
+    kind, value, _ = _budget_key(budget)
+    return ({3: 0, 2: 1, 1: 2}[kind], value)
+
+
 def infer_grid(records: Sequence[Record]) -> tuple[list[int | float], list[int]]:
     """The (T, K) grid a file supports: the budgets run with a cap (the default grid when every run
     was a full-budget one), and the powers of two up to the fewest attempts any task had."""
-    budgets = sorted({r["budget"] for r in records if r["budget"] is not None}, key=_budget_key)
+    budgets = sorted({r["budget"] for r in records if r["budget"] is not None}, key=grid_order)
     attempts: dict[tuple[Any, ...], int] = defaultdict(int)
     for record in records:
         attempts[(record["env"], record["agent"], record["reveal"], _budget_key(record["budget"]), record["task"])] += 1

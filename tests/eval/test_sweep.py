@@ -10,7 +10,7 @@ from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent
 from budgetgym.eval.episode_log import read_records
 from budgetgym.eval.metrics import pass_grid, solved_within
 from budgetgym.eval.sweep import plan_sweep, run_sweep
-from eval_support import TESTS_DIR, TOY_ID
+from eval_support import TESTS_DIR, TOY_ID, toy_tasks
 
 BUDGETS = (0.25, 0.5, 2, 1.0)
 KS = (1, 2, 4)
@@ -18,8 +18,8 @@ KS = (1, 2, 4)
 
 @pytest.mark.parametrize("agent", [OracleAgent(), NoisyOracleAgent(0.5)], ids=lambda a: a.name)
 def test_single_run_shortcut_equals_separate_runs_per_budget(agent):
-    shortcut = run_sweep(TOY_ID, agent, tasks=10, k=KS, budgets=BUDGETS, seed=3).records
-    separate = run_sweep(TOY_ID, agent, tasks=10, k=KS, budgets=BUDGETS, seed=3, shortcut=False).records
+    shortcut = run_sweep(TOY_ID, agent, tasks=toy_tasks(10), k=KS, budgets=BUDGETS, seed=3).records
+    separate = run_sweep(TOY_ID, agent, tasks=toy_tasks(10), k=KS, budgets=BUDGETS, seed=3, shortcut=False).records
     assert len(shortcut) == 10 * 4 and len(separate) == 10 * 4 * len(BUDGETS)
     assert all(r["budget"] is None for r in shortcut)
     # Episode by episode: the capped run succeeded iff the full run succeeded within the cap...
@@ -59,7 +59,7 @@ def test_arguments_are_checked():
         run_sweep(TOY_ID, OracleAgent(), tasks=["no-such-task"])
 
 
-SWEEP = dict(tasks=8, k=KS, budgets=(0.5, 1.0), reveal=("none", "remaining"), seed=5)
+SWEEP = dict(tasks=toy_tasks(8), k=KS, budgets=(0.5, 1.0), reveal=("none", "remaining"), seed=5)
 
 
 class InterruptingAgent(NoisyOracleAgent):
