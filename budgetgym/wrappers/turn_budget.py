@@ -36,7 +36,9 @@ def check_budget(value: Any) -> None:
         if value < 1:
             raise ValueError(f"a turn budget as an int must be >= 1, got {value}")
     elif not 0.0 < float(value) <= 1.0:
-        raise ValueError(f"a turn budget as a float is a share of the full budget and must be in (0, 1], got {value}")
+        hint = f" (for {value:g} times the shortest solution, write {value:g}x)" if float(value) > 1 else ""
+        raise ValueError(f"a turn budget as a float is a share of the full budget and must be in (0, 1], got {value}"
+                         + hint)
 
 
 def multiple_of(budget: str) -> float:
@@ -60,8 +62,8 @@ def parse_budget(text: str) -> int | float | str:
         try:
             value = float(text)
         except ValueError:
-            raise ValueError(f"a budget is an int (turns), a float in (0, 1] (a share of the full budget) or a "
-                             f"multiple of the shortest solution such as 1.5x, got {text!r}") from None
+            raise ValueError(f"a turn budget is an int >= 1 (turns), a float in (0, 1] (a share of the full budget) "
+                             f"or a multiple of the shortest solution such as 1.5x, got {text!r}") from None
     check_budget(value)
     return value
 
