@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.env import text_env
 import budgetgym
 from budgetgym.eval.cli import EXIT_INTERRUPTED, EXIT_USAGE, Formatter, check_env_id
 from budgetgym.eval.cli import add_commands as add_eval_commands
@@ -41,11 +42,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         except Exception as err:  # an adapter whose extra is missing says how to install it
             row["unavailable"] = str(err)
         else:
-            tasks = env.unwrapped.tasks
+            tasks = text_env(env).tasks
             budgets = [t.max_turns for t in tasks]
             row.update(tasks=len(tasks), splits={s: sum(t.split == s for t in tasks) for s in tasks.splits},
                        full_budget={"min": min(budgets), "median": statistics.median(budgets), "max": max(budgets)},
-                       failure_states=len(env.unwrapped.failure_states()))
+                       failure_states=len(text_env(env).failure_states()))
             env.close()
         rows.append(row)
     if args.json:
@@ -79,7 +80,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
-    base = env.unwrapped
+    base = text_env(env)
     options = {"task_id": args.task} if args.task else None
     observation, info = env.reset(seed=args.seed, options=options)
     budget = info.get("budget", {"max_turns": info["max_turns"], "used": info["turn"]})

@@ -22,7 +22,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-Record = dict[str, Any]
+from budgetgym.core.jsonl import Record
+
 Key = tuple[Any, ...]
 
 #: What every episode record holds (readers rely on these; the rest is informative).

@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from budgetgym.core.rollout import rollout
 from budgetgym.eval.agents.base import Agent, turn_details
 
 
@@ -33,17 +34,14 @@ def continue_episode(env: gym.Env[str, str], agent: Agent, observation: str, inf
                      seed: int) -> EpisodeResult:
     """Let ``agent`` act from the env's current state (just reset or restored) until the episode ends."""
     agent.reset(env, observation, info, seed)
-    actions: list[str] = []
-    steps: list[dict[str, Any]] = []
-    reward_sum = 0.0
-    success = bool(info.get("success", False))
-    terminated = truncated = False
-    while not (terminated or truncated):
+    details: list[dict[str, Any]] = []
+
+    def act(observation: str, info: dict[str, Any], env: gym.Env[str, str]) -> str:
         action = agent.act(observation, info)
-        actions.append(action)
-        details = turn_details(agent)
-        observation, reward, terminated, truncated, info = env.step(action)
-        steps.append({"valid": bool(info.get("action_valid", True)), "error": info.get("action_error"), **details})
-        reward_sum += float(reward)
-        success = bool(info.get("success", False))
-    return EpisodeResult(len(actions), success, reward_sum, actions, bool(truncated), steps)
+        details.append(turn_details(agent))
+        return action
+
+    played = rollout(env, act, start=(observation, info))
+    steps = [{"valid": bool(step.info.get("action_valid", True)), "error": step.info.get("action_error"), **extra}
+             for step, extra in zip(played.steps, details)]
+    return EpisodeResult(played.turns, played.success, played.total_reward, played.actions, played.truncated, steps)

@@ -27,6 +27,8 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.env import text_env
+from budgetgym.core.jsonl import EpisodeRecord
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.agents.base import agent_config, reads_budget
 from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
@@ -66,21 +68,21 @@ def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
     """Task ids from ``tasks``: None (the ``test`` split where the env has one, else all of its
     tasks), ``"all"``, a split name or one task id, an int (the first n of the default), or a list
     of ids."""
-    selected = env.unwrapped.tasks
+    selected = text_env(env).tasks
     default = selected.select(DEFAULT_SPLIT) if DEFAULT_SPLIT in selected.splits else selected
     if tasks is None:
         return list(default.ids)
     if tasks == "all":
         return list(selected.ids)
     if isinstance(tasks, str):
-        return [tasks] if tasks in env.unwrapped.all_tasks else list(selected.select(tasks).ids)
+        return [tasks] if tasks in text_env(env).all_tasks else list(selected.select(tasks).ids)
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         if tasks < 1:
             raise ValueError(f"tasks as a count must be >= 1, got {tasks}")
         return list(default.ids[:tasks])
     ids = list(tasks)
     for task_id in ids:
-        env.unwrapped.all_tasks.get(task_id)  # raises a KeyError that lists some valid ids
+        text_env(env).all_tasks.get(task_id)  # raises a KeyError that lists some valid ids
     return ids
 
 
@@ -88,8 +90,8 @@ def task_facts(env: gym.Env[str, str], task_ids: Sequence[str]) -> dict[str, dic
     """Per task: its full budget, its shortest solution (None where the env does not say) and split."""
     facts = {}
     for task_id in task_ids:
-        task = env.unwrapped.all_tasks.get(task_id)
-        oracle_turns = task.data.get("oracle_turns")
+        task = text_env(env).all_tasks.get(task_id)
+        oracle_turns = getattr(task, "oracle_turns", None)
         facts[task_id] = {"max_turns": task.max_turns, "split": task.split,
                           "oracle_turns": oracle_turns if isinstance(oracle_turns, int) else None}
     return facts
@@ -116,7 +118,7 @@ def plan_sweep(env_id: str, agent_name: str, tasks: dict[str, dict[str, Any]], a
     return jobs
 
 
-def run_sweep_episode(worker: Worker, job: Job) -> Record:
+def run_sweep_episode(worker: Worker, job: Job) -> EpisodeRecord:
     """One sweep episode: the job's task under its cap and reveal mode (or the full budget)."""
     agent = worker.agents["agent"]
     env = worker.env

@@ -30,16 +30,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import gymnasium as gym
 
+from budgetgym import chat
 from budgetgym.eval._extras import require
 from budgetgym.eval.agents.base import AgentError
 
-TOOL_MODES = ("auto", "native", "text")
-
-_TEXT_FORMS = (
-    "Act with exactly one tool call per reply, written as JSON: "
-    '{"name": "<tool>", "arguments": {...}}, or the same inside <tool_call>...</tool_call>. '
-    "You may think before the call; only the call is executed."
-)
+TOOL_MODES = ("auto", *chat.TOOL_MODES)
 
 
 class OpenAIChatAgent:
@@ -134,27 +129,25 @@ class OpenAIChatAgent:
 
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
         self._end_episode()
-        base = env.unwrapped
-        self._tools = info.get("tools") or [tool.openai_schema() for tool in base.tools.values()]
-        self._instructions = getattr(base, "instructions", "") or ""
+        base = chat.text_env(env)
+        self._tools = info.get("tools") or chat.tool_schemas(base.tools)
+        self._instructions = base.instructions
         self._seed = int(seed)
         self._pending_calls = []
         self._messages = [{"role": "system", "content": self._system_prompt()}]
         if base.turn > 0:
             # A restored state (an injected failure, a probe's matched state): the model sees the
-            # prefix as its own earlier turns, and ``act`` adds the current observation.
-            self._messages.append({"role": "user", "content": base.first_observation})
+            # prefix as its own earlier turns (as text: the agent's mode may differ from the one
+            # the prefix was played in), and ``act`` adds the current observation.
             transcript = base.transcript
-            for index, (action, result) in enumerate(transcript):
-                self._messages.append({"role": "assistant", "content": action})
-                if index < len(transcript) - 1:
-                    self._messages.append({"role": "user", "content": result})
+            prefix = chat.messages_from_transcript(base, base.first_observation, transcript, native=False,
+                                                   tools=self._tools)
+            self._messages += prefix[1:-1]
             # ErrorInjection shows the whole prefix in its first observation; the messages above
             # already hold it, so the first ``act`` sends only the last turn's (and any budget text).
             from budgetgym.wrappers.error_injection import render_prefix
 
-            prefix = render_prefix(base)
-            self._restored = (prefix, transcript[-1][1]) if transcript else None
+            self._restored = (render_prefix(base), transcript[-1][1]) if transcript else None
         else:
             self._restored = None
 
@@ -174,7 +167,7 @@ class OpenAIChatAgent:
         if self._pending_calls:
             # Every native call needs its tool message; the env answers a turn with one observation.
             for index, call_id in enumerate(self._pending_calls):
-                content = observation if index == 0 else "(the output of all calls of this turn is above)"
+                content = observation if index == 0 else chat.MORE_CALLS_NOTE
                 self._messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
             self._pending_calls = []
         else:
@@ -213,15 +206,7 @@ class OpenAIChatAgent:
     # ------------------------------------------------------------------ internals
 
     def _system_prompt(self) -> str:
-        parts = [self._instructions.strip()] if self._instructions.strip() else []
-        if self._tools and not self.native:
-            lines = ["Tools:"]
-            for schema in self._tools:
-                function = schema.get("function", schema)
-                lines.append(f"- {function['name']}: {function.get('description', '')} "
-                             f"Arguments (JSON Schema): {json.dumps(function.get('parameters', {}))}")
-            parts += ["\n".join(lines), _TEXT_FORMS]
-        return "\n\n".join(parts)
+        return chat.system_prompt(self._instructions, self._tools, native=self.native)
 
     def _take_tool_calls(self, message: Any, tool_calls: list[Any]) -> str:
         calls, wire = [], []
