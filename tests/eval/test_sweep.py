@@ -33,9 +33,12 @@ def test_single_run_shortcut_equals_separate_runs_per_budget(agent):
 
 
 def test_plan_has_n_attempts_per_task_budget_and_reveal():
-    jobs = plan_sweep(TOY_ID, "oracle", {"a": 4, "b": 8}, 3, (0.5, 2), ("none", "total"), seed=0)
-    assert len(jobs) == 2 * 3 * (1 + 2)
-    assert {j["cap"] for j in jobs if j["task"] == "a" and j["reveal"] == "total"} == {2}
+    tasks = {"a": {"max_turns": 4, "oracle_turns": 2, "split": "test"},
+             "b": {"max_turns": 8, "oracle_turns": 3, "split": "test"}}
+    jobs = plan_sweep(TOY_ID, "oracle", tasks, 3, (0.5, 2, "1.5x"), ("none", "total"), seed=0)
+    assert len(jobs) == 2 * 3 * (1 + 3)
+    assert {j["cap"] for j in jobs if j["task"] == "a" and j["reveal"] == "total"} == {2, 3}
+    assert {j["cap"] for j in jobs if j["task"] == "b" and j["budget"] == "1.5x"} == {5}
     # The seed depends on task and attempt only: attempt i is paired across budgets and reveals.
     assert len({j["seed"] for j in jobs}) == 6
 
