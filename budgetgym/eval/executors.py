@@ -35,6 +35,10 @@ EXECUTORS = ("serial", "threads", "processes", "ray")
 Job = dict[str, Any]
 
 
+class ExecutorError(RuntimeError):
+    """An executor could not start (a Ray cluster that does not come up, ...)."""
+
+
 @dataclass(frozen=True)
 class WorkerSetup:
     """What every worker needs: the env to build and the agent(s) to run (picklable)."""
@@ -201,7 +205,12 @@ class RayExecutor:
                 # env importable here (a project's own, a test's) is importable there.
                 options.update(num_cpus=self.workers or _cpu_count(), include_dashboard=False,
                                runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}})
-            ray.init(**options)
+            try:
+                ray.init(**options)
+            except Exception as err:  # Ray raises bare Exceptions (a node that timed out during startup, ...)
+                where = self.address or "a local cluster"
+                raise ExecutorError(f"Ray could not start or reach {where}: {' '.join(str(err).split())[:300]}") \
+                    from err
         return ray
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
