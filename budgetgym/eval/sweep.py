@@ -30,7 +30,7 @@ import gymnasium as gym
 from budgetgym.core.env import text_env
 from budgetgym.core.jsonl import EpisodeRecord
 from budgetgym.eval.agents.base import Agent
-from budgetgym.eval.agents.base import agent_config, reads_budget
+from budgetgym.eval.agents.base import agent_config, prepare_agent, reads_budget
 from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_jobs
@@ -199,6 +199,7 @@ def run_sweep(
                          f"record no oracle_turns (e.g. {unknown[0]}): give --budgets as turns or shares (0.5)")
     jobs = plan_sweep(env_id, agent.name, facts, attempts, budgets, reveals, seed, shortcut)
     config = agent_config(agent)
+    prepare_agent(agent)
     setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
     records, ran, dropped = run_logged(
         executor, run_sweep_episode, setup, jobs, out, key=episode_key,

@@ -125,19 +125,40 @@ def test_a_validation_error_is_permanent_whatever_its_status():
 
 
 def test_auto_mode_falls_back_to_text_when_the_server_drops_tools(tmp_path):
-    # llama-cpp-python's default chat format takes `tools` and drops them: the model chats. After one
-    # episode with no tool call the agent switches to text mode, warns, and the sweep completes.
+    # llama-cpp-python's default chat format takes `tools` and drops them: the model chats. Before the
+    # sweep the agent asks the server once to call a tool, gets none, switches to text mode and warns;
+    # every worker then plays in text mode, and the sweep completes.
     with ChatServer(responder=blind_counter_solver, llama=True, drop_tools=True) as server:
         agent = agent_for(server)
-        with pytest.warns(RuntimeWarning, match="no reply of a whole episode.*switched to text mode"):
-            result = run_sweep(TOY_ID, agent, tasks=["toy-03", "toy-04", "toy-08"], k=1, budgets=(1.0,), seed=0,
-                               out=tmp_path / "episodes.jsonl")
-    first, *rest = result.records
-    assert not first["success"] and all(r["success"] for r in rest)
-    assert {s["mode"] for s in first["steps"]} == {"native"} and all(s["tool_calls"] == 0 for s in first["steps"])
-    assert all(s["mode"] == "text" and s["valid"] for r in rest for s in r["steps"])
-    assert "tools" not in server.requests[-1] and "Tools:" in server.requests[-1]["messages"][0]["content"]
-    assert agent.fallback_reason and "--tool-mode text" in agent.fallback_reason
+        with pytest.warns(RuntimeWarning, match="answered a request to call one without a tool call"):
+            result = run_sweep(TOY_ID, agent, tasks="test", k=(1, 2), budgets=("1x", 1.0), seed=0,
+                               executor=ThreadExecutor(4), out=tmp_path / "episodes.jsonl")
+    assert len(result.records) == 10 and all(r["success"] for r in result.records)
+    assert all(s["mode"] == "text" and s["valid"] for r in result.records for s in r["steps"])
+    assert "tools" in server.requests[0] and all("tools" not in r for r in server.requests[1:])
+    assert "Tools:" in server.requests[-1]["messages"][0]["content"]
+    assert "--tool-mode text" in agent.fallback_reason
+
+
+def test_auto_mode_keeps_native_tools_where_the_server_honours_them(tmp_path):
+    with ChatServer(responder=blind_counter_solver, llama=True) as server:
+        agent = agent_for(server)
+        result = run_sweep(TOY_ID, agent, tasks="test", k=1, budgets=(1.0,), out=tmp_path / "episodes.jsonl")
+    assert all(r["success"] for r in result.records) and agent.fallback_reason is None
+    assert all(s["mode"] == "native" for r in result.records for s in r["steps"])
+
+
+def test_an_episode_without_a_tool_call_also_switches_to_text(tmp_path):
+    # Without the check before a sweep (an agent used directly), a whole episode with native tools and
+    # no tool call in any reply switches the agent to text mode for the following episodes.
+    with ChatServer(responder=blind_counter_solver, llama=True, drop_tools=True) as server:
+        agent = agent_for(server)
+        env = gym.make(TOY_ID)
+        first = play_episode(env, agent, seed=0, options={"task_id": "toy-04"})
+        with pytest.warns(RuntimeWarning, match="no reply of a whole episode"):
+            second = play_episode(env, agent, seed=0, options={"task_id": "toy-04"})
+    assert not first.success and {s["mode"] for s in first.steps} == {"native"}
+    assert second.success and {s["mode"] for s in second.steps} == {"text"}
 
 
 def test_episodes_record_each_turn_and_the_agent_configuration(tmp_path):

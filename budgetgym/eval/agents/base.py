@@ -17,8 +17,8 @@ class Agent(Protocol):
     a restored prefix); only the scripted baselines read the oracle. ``seed`` fixes every random
     choice of the episode, so a sweep is reproducible whatever the executor.
 
-    Optional attributes, read with :func:`agent_config`, :func:`reads_budget` and
-    :func:`turn_details`: ``config`` (a JSON-able dict of every option that changes behaviour;
+    Optional attributes, read with :func:`agent_config`, :func:`reads_budget`, :func:`turn_details`
+    and :func:`prepare_agent`: ``prepare()`` (called once before a run), ``config`` (a JSON-able dict of every option that changes behaviour;
     resume refuses a file written with another), ``reads_budget`` (whether the agent can act on a
     budget revealed in the observation text), and ``last_turn`` (a dict about the last ``act``:
     mode, latency, tokens; stored per turn).
@@ -30,6 +30,14 @@ class Agent(Protocol):
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None: ...
 
     def act(self, observation: str, info: dict[str, Any]) -> str: ...
+
+
+def prepare_agent(agent: Any) -> None:
+    """Let an agent settle what it needs before a run fans out to workers (``prepare()``, optional):
+    a served model's tool mode is decided once, in the parent, so every worker uses the same."""
+    prepare = getattr(agent, "prepare", None)
+    if callable(prepare):
+        prepare()
 
 
 def agent_config(agent: Any) -> dict[str, Any]:

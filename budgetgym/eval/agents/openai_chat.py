@@ -190,6 +190,36 @@ class OpenAIChatAgent:
         self._messages.append({"role": "assistant", "content": content})
         return content
 
+    def prepare(self) -> None:
+        """Before a sweep (in the parent, so every worker gets the answer): in ``auto`` mode, ask
+        the server once to call a tool. A reply with a tool call settles on native tools; a reply
+        without one means the tools never reached the model (a server that drops them) or a model
+        that does not make native calls: either way text actions are what works, so the agent
+        switches to them and warns. Also fails at once, before any episode, on a wrong URL, key or
+        model."""
+        if self.tool_mode != "auto" or self._native_ok is not None:
+            return
+        saved = (self._messages, self._tools, self._instructions, self.temperature, self.max_tokens)
+        self._tools = [_PING_TOOL]
+        self._instructions = ""
+        self._messages = [{"role": "user", "content": "Call the tool named ping now, with no arguments."}]
+        self.temperature, self.max_tokens = 0.0, 64
+        try:
+            message, _, _ = self._complete()
+        finally:
+            self._messages, self._tools, self._instructions, self.temperature, self.max_tokens = saved
+        if self._native_ok is False:
+            return  # the server refused tools outright (HTTP 400): already switched to text
+        if getattr(message, "tool_calls", None):
+            self._native_ok = True
+            return
+        self._native_ok = False
+        self.fallback_reason = (
+            f"{self._where()} took native tools but answered a request to call one without a tool call: it may "
+            "drop tools (llama-cpp-python's default chat format does), or the model makes no native calls; "
+            "using text mode (--tool-mode text starts there, --tool-mode native insists on native calls)")
+        warnings.warn(self.fallback_reason, RuntimeWarning, stacklevel=2)
+
     def _end_episode(self) -> None:
         """At each reset: in auto mode, an episode that sent native tools on every turn and got no
         tool call back means the server drops the tools; switch to text mode for good and warn."""
@@ -314,6 +344,10 @@ class OpenAIChatAgent:
         if isinstance(problem, str):
             return f"{problem} (from {self._where()}, {tries} tries)"
         return f"{self._where()} kept failing after {tries} tries: {problem}"
+
+
+_PING_TOOL = {"type": "function", "function": {"name": "ping", "description": "Answer that you are here.",
+                                               "parameters": {"type": "object", "properties": {}}}}
 
 
 def public_url(url: str | None) -> str | None:

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from budgetgym.core import rollout, text_env
-from budgetgym.eval.agents.base import Agent, agent_config
+from budgetgym.eval.agents.base import Agent, agent_config, prepare_agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup
 from budgetgym.eval.metrics import difference_ci
@@ -107,6 +107,8 @@ def run_action_quality_probe(
              "seed": derive_seed(seed, env_id, s["id"]),
              "config": {"agent": agent_config(agents[which]), "reference": agent_config(reference)}}
             for s in states for which in ("a", "b")]
+    for agent in (agent_a, agent_b, reference):
+        prepare_agent(agent)
     setup = WorkerSetup.create(env_id, {"a": agent_a, "b": agent_b, "reference": reference}, env_kwargs)
     records, _, _ = run_logged(executor, run_action_quality_job, setup, jobs, out, key=quality_key,
                                check=_check_resumed, description="action quality", progress=progress, unit="state",

@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 from budgetgym.core import rollout, text_env
-from budgetgym.eval.agents.base import Agent, agent_config
+from budgetgym.eval.agents.base import Agent, agent_config, prepare_agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup
 from budgetgym.eval.metrics import difference_ci
@@ -112,6 +112,7 @@ def run_recovery_probe(
         env.close()
     if not jobs:
         raise ValueError(f"no failure state has a matched clean state (skipped: {skipped})")
+    prepare_agent(agent)
     setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
     config = agent_config(agent)
     episodes, _, _ = run_logged(executor, run_recovery_episode, setup, jobs, out, key=recovery_key,
