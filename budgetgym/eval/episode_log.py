@@ -40,11 +40,12 @@ class MalformedRecordsError(ValueError):
 
 def episode_key(record: Mapping[str, Any]) -> Key:
     """What identifies an episode within a sweep file (a job of the sweep's plan)."""
-    return (record["env"], record["task"], record["reveal"], _budget_key(record["budget"]), record["attempt"])
+    return (record["env"], record["task"], record["reveal"], budget_key(record["budget"]), record["attempt"])
 
 
-def _budget_key(budget: Any) -> tuple[Any, ...]:
-    # 1 (one turn), 1.0 (the full budget) and "1x" (the shortest solution) are three different budgets.
+def budget_key(budget: Any) -> tuple[Any, ...]:
+    """An orderable key for a budget: 1 (one turn), 1.0 (the full budget) and "1x" (the shortest
+    solution) are three different budgets."""
     if budget is None:
         return (0, 0.0, 0)
     if isinstance(budget, str):

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from budgetgym.core.jsonl import Record
 from budgetgym.eval._extras import require
-from budgetgym.eval.episode_log import _budget_key
+from budgetgym.eval.episode_log import budget_key
 from budgetgym.eval.metrics import INTERVAL_METHOD, difference_grid, pass_grid
 from budgetgym.eval.plots import budget_label, plot_difference_heatmaps, plot_pass_curves, plot_pass_heatmaps
 from budgetgym.eval.sweep import DEFAULT_BUDGETS
@@ -41,7 +41,7 @@ def group_records(records: Sequence[Record]) -> dict[tuple[str, str, str], list[
 
 def grid_order(budget: int | float | str) -> tuple[int, float]:
     """The order of budgets in a grid: solution lengths (1x, 1.5x), then shares of the full budget, then turns."""
-    kind, value, _ = _budget_key(budget)
+    kind, value, _ = budget_key(budget)
     return ({3: 0, 2: 1, 1: 2}[kind], value)
 
 
@@ -51,7 +51,7 @@ def infer_grid(records: Sequence[Record]) -> tuple[list[int | float], list[int]]
     budgets = sorted({r["budget"] for r in records if r["budget"] is not None}, key=grid_order)
     attempts: dict[tuple[Any, ...], int] = defaultdict(int)
     for record in records:
-        attempts[(record["env"], record["agent"], record["reveal"], _budget_key(record["budget"]), record["task"])] += 1
+        attempts[(record["env"], record["agent"], record["reveal"], budget_key(record["budget"]), record["task"])] += 1
     fewest = min(attempts.values())
     ks = [2 ** i for i in range(fewest.bit_length()) if 2 ** i <= fewest]
     return (budgets or list(DEFAULT_BUDGETS)), ks

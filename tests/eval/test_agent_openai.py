@@ -155,7 +155,7 @@ def test_an_episode_without_a_tool_call_also_switches_to_text(tmp_path):
         agent = agent_for(server)
         env = gym.make(TOY_ID)
         first = play_episode(env, agent, seed=0, options={"task_id": "toy-04"})
-        with pytest.warns(RuntimeWarning, match="no reply of a whole episode"):
+        with pytest.warns(RuntimeWarning, match="no tool call in any reply of a whole episode"):
             second = play_episode(env, agent, seed=0, options={"task_id": "toy-04"})
     assert not first.success and {s["mode"] for s in first.steps} == {"native"}
     assert second.success and {s["mode"] for s in second.steps} == {"text"}
@@ -305,3 +305,12 @@ def test_tools_that_change_mid_episode_reach_the_model():
     assert "reset_counter" in json.dumps(native_second["tools"])
     assert "reset_counter" not in text_first["messages"][0]["content"]
     assert "reset_counter" in text_second["messages"][0]["content"]
+
+
+def test_the_recorded_base_url_keeps_no_secrets():
+    from budgetgym.eval.agents.openai_chat import public_url
+
+    assert public_url("https://user:s3cret@api.example.com:8443/v1?key=abc#frag") == "https://api.example.com:8443/v1"
+    agent = OpenAIChatAgent(MODEL, base_url="http://me:pw@127.0.0.1:8000/v1?token=t", api_key="sk-secret")
+    assert "pw" not in json.dumps(agent.config) and "sk-secret" not in json.dumps(agent.config)
+    assert agent.config["base_url"] == "http://127.0.0.1:8000/v1"

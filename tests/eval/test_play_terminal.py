@@ -162,8 +162,8 @@ def test_ctrl_c_in_a_probe_keeps_what_finished(tmp_path):
         process = subprocess.Popen(
             [sys.executable, "-c", RUN_WITH_TOY, "probe", "action-quality", "--env", "budgetgym-test/Counter-v0",
              "--agent-a", f"openai:{MODEL}", "--agent-b", "oracle", "--reference", "oracle", "--rollouts", "1",
-             "--base-url", server.url, "--api-key", API_KEY, "--executor", "serial", "--out", str(tmp_path),
-             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             "--base-url", server.url, "--api-key", API_KEY, "--tool-mode", "native", "--executor", "serial",
+             "--out", str(tmp_path), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 120
             while len(server.requests) < 2 and process.poll() is None and time.monotonic() < deadline:

@@ -213,25 +213,24 @@ class OpenAIChatAgent:
         if getattr(message, "tool_calls", None):
             self._native_ok = True
             return
-        self._native_ok = False
-        self.fallback_reason = (
-            f"{self._where()} took native tools but answered a request to call one without a tool call: it may "
-            "drop tools (llama-cpp-python's default chat format does), or the model makes no native calls; "
-            "using text mode (--tool-mode text starts there, --tool-mode native insists on native calls)")
-        warnings.warn(self.fallback_reason, RuntimeWarning, stacklevel=2)
+        self._text_from_now_on("answered a request to call one without a tool call: it may drop tools "
+                               "(llama-cpp-python's default chat format does), or the model makes no native calls")
 
     def _end_episode(self) -> None:
         """At each reset: in auto mode, an episode that sent native tools on every turn and got no
         tool call back means the server drops the tools; switch to text mode for good and warn."""
         if self.tool_mode == "auto" and self._native_ok is not False and self._episode_native_turns \
                 and not self._episode_tool_calls:
-            self._native_ok = False
-            self.fallback_reason = (
-                f"{self._where()} took native tools but no reply of a whole episode ({self._episode_native_turns} "
-                "turns) made a tool call: the server may drop tools (llama-cpp-python's default chat format does); "
-                "switched to text mode (use --tool-mode text to start there)")
-            warnings.warn(self.fallback_reason, RuntimeWarning, stacklevel=3)
+            self._text_from_now_on(f"made no tool call in any reply of a whole episode ({self._episode_native_turns} "
+                                   "turns): the server may drop tools (llama-cpp-python's default chat format does)")
         self._episode_native_turns = self._episode_tool_calls = 0
+
+    def _text_from_now_on(self, why: str) -> None:
+        """Switch to text actions for good, and say why (a warning, and ``fallback_reason``)."""
+        self._native_ok = False
+        self.fallback_reason = (f"{self._where()} took native tools but {why}; switched to text mode "
+                                "(--tool-mode text starts there, --tool-mode native insists on native calls)")
+        warnings.warn(self.fallback_reason, RuntimeWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ internals
 
