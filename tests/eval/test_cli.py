@@ -215,21 +215,3 @@ def test_served_models_default_to_threads_and_scripted_agents_to_serial():
     assert isinstance(_executor(args, args.agent), ThreadExecutor)
     args = build_parser().parse_args(["eval"])
     assert isinstance(_executor(args, args.agent), SerialExecutor)
-
-
-def test_ray_keeps_its_own_log_lines_to_itself(tmp_path):
-    pytest.importorskip("ray")
-    import subprocess
-
-    from eval_support import TESTS_DIR
-
-    code = ("import sys; sys.path.insert(0, {tests!r}); import gymnasium as gym, budgetgym; "
-            "gym.register('budgetgym-test/Counter-v0', entry_point='toy_env:CounterEnv'); "
-            "from budgetgym.cli import main; sys.exit(main(sys.argv[1:]))").format(tests=str(TESTS_DIR))
-    env = {**__import__("os").environ, "PYTHONPATH": str(TESTS_DIR)}
-    result = subprocess.run([sys.executable, "-c", code, "eval", "--env", TOY_ID, "--agent", "oracle", "--k", "1",
-                             "--executor", "ray", "--workers", "1", "--out", str(tmp_path), "--quiet"],
-                            capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr
-    assert "Started a local Ray instance" not in result.stdout + result.stderr
-    assert " INFO " not in result.stdout + result.stderr and "episodes run" in result.stdout

@@ -207,7 +207,9 @@ def test_workers_end_with_their_killed_parent(tmp_path, executor):
     script = KILLED.format(toy=TOY_ID, out=str(out), executor=executor, sweep=sweep)
     path = [str(TESTS_DIR), str(TESTS_DIR / "eval"), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    process = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True)
+    log = open(tmp_path / "stderr.txt", "w")  # noqa: SIM115  (closed below)
+    process = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True, stdout=log,
+                               stderr=log)
     descendants: set[int] = set()
     try:
         deadline = time.monotonic() + 300  # a guard against a hang, not a timing check
@@ -220,7 +222,11 @@ def test_workers_end_with_their_killed_parent(tmp_path, executor):
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
-    assert process.returncode == -signal.SIGKILL, "the sweep ended before it could be killed"
+        log.close()
+    output = (tmp_path / "stderr.txt").read_text()
+    assert process.returncode == -signal.SIGKILL, f"the sweep ended before it could be killed:\n{output}"
+    # Ray's own log lines ("Started a local Ray instance", INFO ...) stay quiet unless asked for.
+    assert "Started a local Ray instance" not in output and " INFO " not in output, output
     assert descendants, "the sweep started no worker"
     deadline = time.monotonic() + 120
     while any(_alive(pid) for pid in descendants) and time.monotonic() < deadline:
