@@ -1,6 +1,6 @@
 """The evaluation verbs of the ``budgetgym`` command: ``eval``, ``probe recovery``,
-``probe action-quality``, ``report`` and ``compare``. ``budgetgym.cli`` adds them with
-:func:`add_commands`; each verb's ``func`` takes the parsed arguments and returns an exit code.
+``probe action-quality``, ``probe exploits``, ``report`` and ``compare``. ``budgetgym.cli`` adds
+them with :func:`add_commands`; each verb's ``func`` takes the parsed arguments and returns an exit code.
 
 Exit codes: 0 done; 2 a usage error (a bad option or value, an unknown env id, a missing or
 malformed file, an --out that is not a folder), as argparse's own; 1 a failure while running (a
@@ -373,6 +373,36 @@ def cmd_probe_action_quality(args: argparse.Namespace) -> int:
     return 0
 
 
+@_handled
+def cmd_probe_exploits(args: argparse.Namespace) -> int:
+    """Pass@1 at full budget of every exploit agent that concerns each env, beside the oracle and random."""
+    import budgetgym
+    from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
+
+    env_ids = [check_env_id(e) for e in args.env] if args.env else [entry.id for entry in budgetgym.REGISTRY]
+    out = out_folder(args.out)
+    _needs(args, plots=False)
+    results, unavailable = [], []
+    for env_id in env_ids:
+        try:
+            results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
+                                             attempts=args.attempts, seed=args.seed, threshold=args.threshold,
+                                             executor=_executor(args), progress=not args.no_progress))
+        except ImportError as err:  # an adapter whose extra is missing
+            unavailable.append({"env": env_id, "unavailable": str(err)})
+    path = _write_json(results + unavailable, out, "exploits.json")
+    if not args.quiet:
+        print(format_exploit_table(results))
+        for row in unavailable:
+            print(f"\n{row['env']}: unavailable: {row['unavailable']}")
+    print(f"wrote {path}")
+    flagged = [f"{r['env']}: {', '.join(r['flagged'])}" for r in results if r["flagged"] and not r["upstream"]]
+    if args.check and flagged:
+        print("budgetgym: exploits beat the random agent: " + "; ".join(flagged), file=sys.stderr)
+        return 1
+    return 0
+
+
 def _first_env_with_failure_states() -> str:
     import gymnasium as gym
 
@@ -427,7 +457,7 @@ def add_commands(subparsers: Any) -> None:
 
     probe = subparsers.add_parser("probe", help="recovery and action-quality probes", formatter_class=Formatter,
                                   description="Recovery from mistakes, and the quality of single actions.")
-    probes = probe.add_subparsers(dest="probe", required=True, metavar="{recovery,action-quality}")
+    probes = probe.add_subparsers(dest="probe", required=True, metavar="{recovery,action-quality,exploits}")
     recovery = probes.add_parser("recovery", help="recovery from curated failure states vs matched clean states",
                                  description=cmd_probe_recovery.__doc__, formatter_class=Formatter)
     recovery.add_argument("--env", default=None, help="an env id (default: the first registered env with failure "
@@ -452,6 +482,19 @@ def add_commands(subparsers: Any) -> None:
     quality.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(quality)
     quality.set_defaults(func=cmd_probe_action_quality)
+
+    exploits = probes.add_parser("exploits", help="exploit agents' Pass@1 beside the oracle's and random's",
+                                 description=cmd_probe_exploits.__doc__, formatter_class=Formatter)
+    exploits.add_argument("--env", action="append", default=None, help="an env id (repeatable; default: every id)")
+    exploits.add_argument("--tasks", default=None, help="a split, a count (the first n tasks), or task ids a,b,c")
+    exploits.add_argument("--sample", type=int, default=None, help="a seeded sample of that many of those tasks")
+    exploits.add_argument("--attempts", type=int, default=1, help="episodes per task and agent")
+    exploits.add_argument("--threshold", type=float, default=0.05, help="largest allowed excess over random")
+    exploits.add_argument("--check", action="store_true", help="exit 1 when an exploit beats the threshold")
+    exploits.add_argument("--out", default="runs/probe", help="folder for exploits.json")
+    exploits.add_argument("--quiet", action="store_true", help="no tables on the terminal")
+    _add_run_options(exploits)
+    exploits.set_defaults(func=cmd_probe_exploits)
 
     report = subparsers.add_parser("report", parents=[grid], help="tables, JSON, CSV and plots from episodes",
                                    description=cmd_report.__doc__, formatter_class=Formatter)
