@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import math
 import os
 import pickle
 import sys
 import threading
+import time
 import uuid
 import weakref
 from collections import OrderedDict
@@ -42,6 +44,10 @@ from budgetgym.eval.agents.base import Agent
 EXECUTORS = ("serial", "threads", "processes", "ray")
 
 Job = dict[str, Any]
+
+
+class ExecutorError(RuntimeError):
+    """An executor could not start (a Ray cluster that does not come up, ...)."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,19 @@ def _worker_for(setup: WorkerSetup) -> Worker:
     return worker
 
 
+def _init_process(parent: int) -> None:
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True, name="end-with-parent").start()
+
+
+def _end_with_parent(parent: int, interval: float = 0.2) -> None:
+    """A worker's watchdog: when the process that started it is gone (killed with SIGKILL, which
+    runs no clean-up), the worker is re-parented and ends itself instead of living on as an orphan."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(interval)
+
+
 def _process_chunk(setup: WorkerSetup, work: Work, chunk: Sequence[Job]) -> list[Record]:
     return run_chunk(_worker_for(setup), work, chunk)
 
@@ -236,7 +255,9 @@ class ProcessExecutor:
     """A pool of local processes, started on the first map and kept until ``close()``. They are
     spawned, not forked: a fork of a process with threads (a progress bar, Ray, an HTTP client) can
     deadlock. Each chunk of jobs carries its setup (a few hundred bytes); a worker unpickles the
-    agents once per setup and keeps its envs for later maps."""
+    agents once per setup and keeps its envs for later maps. Each worker ends itself when the
+    process that started it dies, however it dies (a watchdog on its parent's pid), so a killed
+    sweep leaves no orphan."""
 
     name = "processes"
 
@@ -248,7 +269,8 @@ class ProcessExecutor:
     def start(self) -> futures.ProcessPoolExecutor:
         """Start the worker processes now (else on the first map)."""
         if self._pool is None:
-            self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
+            self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
+                                                     initializer=_init_process, initargs=(os.getpid(),))
             self._finalizer = weakref.finalize(self, _shutdown_pool, self._pool)
         return self._pool
 
@@ -291,22 +313,30 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> None:
         self.workers = workers
         self.address = address
         self._remote: Any = None
+        self.verbose = verbose
 
     def start(self) -> Any:
         """Connect to the cluster, or start a local one; return the ``ray`` module."""
         ray = require("ray", "the Ray executor")
         if not ray.is_initialized():
-            options: dict[str, Any] = {"address": self.address, "log_to_driver": False}
+            # Ray's own INFO lines ("Started a local Ray instance", ...) only when asked for.
+            options: dict[str, Any] = {"address": self.address, "log_to_driver": self.verbose,
+                                       "logging_level": logging.INFO if self.verbose else logging.ERROR}
             if self.address is None:
                 # A local cluster of our own: its workers get this process's import path, so an
                 # env importable here (a project's own, a test's) is importable there.
                 options.update(num_cpus=self.workers or _cpu_count(), include_dashboard=False,
                                runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}})
-            ray.init(**options)
+            try:
+                ray.init(**options)
+            except Exception as err:  # Ray raises bare Exceptions (a node that timed out during startup, ...)
+                where = self.address or "a local cluster"
+                raise ExecutorError(f"Ray could not start or reach {where}: {' '.join(str(err).split())[:300]}") \
+                    from err
         return ray
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
@@ -336,7 +366,8 @@ class RayExecutor:
         self.close()
 
 
-def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Any:
+def make_executor(name: str, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> Any:
+    """An executor by name; ``verbose`` lets Ray print its own log lines (silenced otherwise)."""
     if name == "serial":
         return SerialExecutor()
     if name == "threads":
@@ -344,7 +375,7 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
     if name == "processes":
         return ProcessExecutor(workers)
     if name == "ray":
-        return RayExecutor(workers, address)
+        return RayExecutor(workers, address, verbose=verbose)
     raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
 
 

@@ -11,7 +11,10 @@ from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
 from budgetgym.eval.sweep import run_sweep
 from eval_support import TESTS_DIR, TOY_ID, where
 
-SWEEP = dict(tasks=10, k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
+
+from eval_support import TESTS_DIR, TOY_ID, toy_tasks
+
+SWEEP = dict(tasks=toy_tasks(10), k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
 
 
 @pytest.fixture(scope="module")
