@@ -93,6 +93,13 @@ def cmd_play(args: argparse.Namespace) -> int:
             return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from budgetgym.envs.web.server import serve
+
+    return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
+                 split=args.split)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="budgetgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"budgetgym {budgetgym.__version__}")
@@ -111,6 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=None)
     play.add_argument("--inject-errors", action="store_true", help="start from a curated failure state")
     play.set_defaults(func=cmd_play)
+
+    serve = commands.add_parser("serve", help="serve a family over HTTP (web: the shop as HTML for browser agents)")
+    serve.add_argument("family", choices=["web"])
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--split", default=None)
+    serve.add_argument("--max-sessions", type=int, default=64, help="live sessions at most (default 64)")
+    serve.add_argument("--idle-seconds", type=float, default=900.0, help="close sessions idle this long (default 900)")
+    serve.set_defaults(func=cmd_serve)
 
     add_eval_commands(commands)
     return parser

@@ -92,6 +92,8 @@ class WebEnv(TextEnv):
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
         self.tools = TOOLS
         self.shop: Shop | None = None
+        #: The shop's refusal of the last action (a click on a missing element, ...), or None.
+        self.last_error: str | None = None
         self._goals: dict[str, Goal] = {}
 
     # ------------------------------------------------------------------ episode
@@ -107,17 +109,20 @@ class WebEnv(TextEnv):
         return Shop(self.catalogue, self.goal(task), task.instruction)
 
     def _load_task(self, task: Task, seed: int) -> str:
+        self.last_error = None
         self.shop = self.new_shop(task)
         return render_text(self.shop.view())
 
     def _execute(self, action: Action) -> Outcome:
         shop = self.shop
         page, history = shop.page, list(shop.history)  # pages are replaced, never changed in place
+        self.last_error = None
         try:
             for call in action.calls:
                 self.tools[call.name].function(shop, **call.arguments)
         except ShopError as err:
             shop.page, shop.history = page, history
+            self.last_error = str(err)
             return Outcome(f"{err}\n\n{render_text(shop.view())}")
         observation = render_text(shop.view())
         if shop.done:
