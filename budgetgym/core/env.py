@@ -60,6 +60,15 @@ class Outcome:
     reward: float | None = None
 
 
+def text_env(env: gym.Env) -> "TextEnv":
+    """The :class:`TextEnv` under ``env``'s wrappers; a clear ``TypeError`` for any other env.
+    Code that reads budgetgym members (tasks, snapshots, the oracle) through wrappers goes through it."""
+    base = env.unwrapped
+    if not isinstance(base, TextEnv):
+        raise TypeError(f"expected a budgetgym text env (a TextEnv under the wrappers), got {type(base).__name__}")
+    return base
+
+
 def render_action(action: Action) -> str:
     """The canonical text of a structured action: the message itself, one JSON tool call, or a JSON
     list of them. The shared parser reads it back to the same action."""

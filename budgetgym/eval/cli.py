@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from budgetgym.core.env import text_env
 from budgetgym.eval._extras import MissingExtraError
 from budgetgym.eval.agents import AgentError, make_agent
 from budgetgym.eval.executors import EXECUTORS, make_executor
@@ -230,7 +231,7 @@ def _first_env_with_failure_states() -> str:
     for env_id in default_env_ids():
         env = gym.make(env_id)
         try:
-            if env.unwrapped.failure_states():
+            if text_env(env).failure_states():
                 return env_id
         finally:
             env.close()
