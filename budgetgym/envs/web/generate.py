@@ -24,6 +24,7 @@ import math
 import random
 from typing import Any
 
+from budgetgym.core import full_budget
 from budgetgym.core.tasks import ASSETS
 from budgetgym.envs.web.catalogue import (
     CATALOGUE_SEED, CATALOGUE_SIZE, PRODUCTS_PATH, Catalogue, Product, generate_products,
@@ -46,12 +47,6 @@ _OPTION_PHRASES = {
 _OPENERS = ("i need", "i am looking for", "find me", "i want to buy", "please get me", "i would like")
 _PRICE_PHRASES = ("under {p} dollars", "with a price lower than {p} dollars", "for less than {p} dollars",
                   "priced below {p} dollars")
-
-
-def full_budget(oracle_turns: int) -> int:
-    from budgetgym.core.budgets import full_budget as rule
-
-    return rule(oracle_turns)
 
 
 def instruction_text(goal: Goal, rng: random.Random) -> str:
@@ -87,7 +82,7 @@ def draw_goal(product: Product, rng: random.Random) -> Goal:
     groups = rng.sample(list(product.options), min(len(product.options), rng.choice((1, 2))))
     options = {g: rng.choice(product.options[g]) for g in groups}
     slack = rng.choice((0, 0, 3, 8, 15))
-    price_max = float(max(5, math.ceil((product.price + slack) / 5) * 5))
+    price_max = 5.0 * max(1, math.ceil((product.price + slack) / 5))  # a round limit at or above the price
     return Goal(product.type, tuple(attributes), options, price_max)
 
 
