@@ -197,6 +197,10 @@ def test_corrupt_shop_states_are_refused_whole(env):
     ):
         with pytest.raises(SnapshotError):
             WebEnv().reset(options={"snapshot": {**good, "state": state}})
+        shop_before = env.shop.get_state()
+        with pytest.raises(SnapshotError):
+            env.reset(options={"snapshot": {**good, "state": state}})
+        assert env.shop.get_state() == shop_before  # the shop was validated whole before any change
     restored, _ = WebEnv().reset(options={"snapshot": good})
     assert restored == good["transcript"][-1][1]
 

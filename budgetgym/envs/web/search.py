@@ -60,22 +60,20 @@ class SearchIndex:
         self._bm25 = bm25s.BM25()
         self._bm25.index(corpus, show_progress=False)
         self._vocab = self._bm25.vocab_dict
-        self._cache: OrderedDict[tuple[str, ...], tuple[str, ...]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # query -> ranked ids, LRU
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def search(self, query: str, limit: int = MAX_RESULTS) -> tuple[str, ...]:
         """The ids of the products matching ``query``, best first; empty when no term is known."""
-        key = tuple(t for t in tokenize(query) if t in self._vocab)
-        if not key:
-            return ()
-        cached = self._cache.get(key)
+        cached = self._cache.get(query)
         if cached is not None:
-            self._cache.move_to_end(key)
+            self._cache.move_to_end(query)
             return cached[:limit]
-        ranked = self._rank(list(key), MAX_RESULTS)
-        self._cache[key] = ranked
+        tokens = [t for t in tokenize(query) if t in self._vocab]
+        ranked = self._rank(tokens, MAX_RESULTS) if tokens else ()
+        self._cache[query] = ranked
         if len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)
         return ranked[:limit]
