@@ -202,7 +202,7 @@ def test_vectorised(env_id, mode):
 
 
 # Ids whose every episode loads a page in a real browser (about 0.1 s): fewer episodes, same bound.
-SLOW_EPISODES = {"budgetgym/MiniWoB-v0": (30, 200)}
+SLOW_EPISODES = {"budgetgym/MiniWoB-v0": (20, 120)}
 
 
 def test_long_run_memory_stays_flat(env_id):

@@ -220,3 +220,20 @@ def test_registered_and_made_through_gymnasium():
     observation, info = env.reset(seed=0)
     assert observation.startswith("Instruction: ") and info["admissible_actions"] == ["search[<query>]"]
     assert {t["function"]["name"] for t in info["tools"]} == {"search", "click", "back", "next_page"}
+
+
+def test_oracle_finishes_from_random_states_within_its_own_length(env):
+    """From wherever a few random clicks and searches lead, the oracle needs at most the task's
+    oracle_turns: one search (or back) puts it on the path, and the path never gets longer."""
+    import random
+
+    rng = random.Random(5)
+    for task in list(env.tasks)[::7]:
+        env.reset(seed=0, options={"task_id": task.id})
+        for _ in range(rng.randint(1, 3)):
+            choices = [a for a in env.admissible_actions() if a != "click[Buy Now]"]
+            choices.append(f"search[{rng.choice(task.instruction.split())} {env.shop.goal.type}]")
+            env.step(rng.choice(choices))
+        start = env.turn
+        result = rollout(env, "oracle", reset=False)
+        assert result.success and env.turn - start <= task.oracle_turns, task.id
