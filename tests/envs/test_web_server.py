@@ -193,3 +193,20 @@ def test_full_purchase_in_chromium_scores_as_the_text_env(server, choices):
     state = status_of(server, base)
     assert state["terminated"] and state["reward"] == pytest.approx(text_reward) == pytest.approx(shown, abs=1e-4)
     assert state["success"] is (choices == "oracle")
+
+
+def test_budgetgym_serve_web_command():
+    import subprocess
+    import sys
+    import urllib.request
+
+    process = subprocess.Popen([sys.executable, "-m", "budgetgym.cli", "serve", "web", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = process.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group()
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200 and b"start-form" in response.read()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
