@@ -29,6 +29,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
+from html import escape
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -57,11 +58,12 @@ class Session:
     terminated: bool = False
     truncated: bool = False
     reward: float = 0.0
+    progress: float = 0.0
 
     def status(self) -> dict[str, Any]:
         env = self.env
         return {"task_id": env.task.id, "instruction": env.task.instruction, "turn": env.turn,
-                "max_turns": env.task.max_turns, "progress": env._progress, "terminated": self.terminated,
+                "max_turns": env.task.max_turns, "progress": self.progress, "terminated": self.terminated,
                 "truncated": self.truncated, "done": self.terminated or self.truncated, "reward": self.reward,
                 "success": self.terminated and self.reward == 1.0, "page": env.shop.page["kind"],
                 "message": self.message}
@@ -72,6 +74,7 @@ class Session:
             return
         _, reward, self.terminated, self.truncated, info = self.env.step(json.dumps(call, ensure_ascii=False))
         self.reward = float(reward)
+        self.progress = info["progress"]
         self.message = info["action_error"] or self.env.last_error
 
 
@@ -174,7 +177,7 @@ class ShopRequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _error(self, status: HTTPStatus, text: str) -> None:
-        self._send(status, f"<!doctype html><title>{status.value}</title><p>{_escape(text)}</p>",
+        self._send(status, f"<!doctype html><title>{status.value}</title><p>{escape(text)}</p>",
                    headers={"Connection": "close"})
         self.close_connection = True
 
@@ -280,15 +283,7 @@ class ShopRequestHandler(BaseHTTPRequestHandler):
         return self._redirect(f"/s/{token}/")
 
 
-def _escape(text: str) -> str:
-    from html import escape
-
-    return escape(text)
-
-
 def _start_page(server: "ShopServer") -> str:
-    from html import escape
-
     tasks = server.store.tasks
     examples = "".join(f"<li><code>{escape(t.id)}</code>: {escape(t.instruction)}</li>" for t in tasks[:5])
     return (
