@@ -205,6 +205,8 @@ class MiniWoBEnv(TextEnv):
         "reference numbers in square brackets; click one with click(ref=n), or type into a text field "
         "with type(ref=n, text=\"...\"). The episode ends when the page judges the task done."
     )
+    exploit_upstream = "judged by MiniWoB++'s own task pages (their JavaScript scores each episode)"
+    exploit_sample = 12  # one episode per task: each is a page load in a real browser
 
     def __init__(self, task: str | None = None, split: str | None = None, task_ids: list[str] | None = None,
                  reward_mode: str = "sparse", render_mode: str | None = None,

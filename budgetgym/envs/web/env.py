@@ -83,6 +83,11 @@ class WebEnv(TextEnv):
         "scores full marks. Buying ends the episode."
     )
     failure_kinds = ("vague_query", "wrong_query", "wrong_type", "wrong_item", "far_page", "wrong_option")
+    exploits = {
+        "buy-first-result": "budgetgym.eval.exploits.web:BuyFirstResult",
+        "buy-cheapest": "budgetgym.eval.exploits.web:BuyCheapest",
+        "top-hit-with-options": "budgetgym.eval.exploits.web:TopHitWithOptions",
+    }
 
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
                  reward_mode: str = "sparse", render_mode: str | None = None,

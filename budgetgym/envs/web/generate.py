@@ -36,7 +36,7 @@ TASKS_PATH = ASSETS / "web" / "tasks.jsonl"
 FAILURES_PATH = ASSETS / "web" / "failure_states.jsonl"
 FAILURES_PER_KIND = 20
 SPLITS = {"train": (500, 7_001), "test": (100, 7_002)}  # split -> (count, seed)
-VERBATIM_TOP_HIT_SHARE = 0.10
+VERBATIM_TOP_HIT_SHARE = 0.04
 _MIN_NEAR_MISSES = 2
 
 _OPTION_PHRASES = {
