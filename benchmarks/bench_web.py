@@ -103,13 +103,14 @@ def search_costs(env: WebEnv, sizes: list[int], repeats: int) -> dict[str, Any]:
             row["rank_bm25"] = _timed([lambda q=q: other(q) for q in queries[:200]], 1)
             row["rank_bm25_over_bm25s"] = round(row["rank_bm25"]["mean_us"] / row["bm25s"]["mean_us"], 1)
         if size == 2_000:
-            mean_ms = row["bm25s"]["mean_us"] / 1000
             row["target_ms"] = TARGET_SEARCH_MS_AT_2000
-            row["ratio_to_target"] = round(TARGET_SEARCH_MS_AT_2000 / mean_ms, 1)
+            row["ratio_to_target_mean"] = round(TARGET_SEARCH_MS_AT_2000 * 1000 / row["bm25s"]["mean_us"], 1)
+            row["ratio_to_target_median"] = round(TARGET_SEARCH_MS_AT_2000 * 1000 / row["bm25s"]["median_us"], 1)
         out["by_size"][str(size)] = row
-    base = out["by_size"].get("2000", {}).get("bm25s", {}).get("mean_us")
-    if base:
-        out["growth_vs_2000"] = {size: round(row["bm25s"]["mean_us"] / base, 2) for size, row in out["by_size"].items()}
+    base = out["by_size"].get("2000", {}).get("bm25s", {}).get("median_us")
+    if base:  # medians: on a shared machine the means carry the scheduler's stalls
+        out["growth_vs_2000_median"] = {size: round(row["bm25s"]["median_us"] / base, 2)
+                                        for size, row in out["by_size"].items()}
     return out
 
 
