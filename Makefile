@@ -6,7 +6,17 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.budgetgym-installed
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test demo bench clean browser
+
+# The web family's browser tests (Web-v0 over HTTP, MiniWoB-v0) drive Debian's chromium and its driver.
+# Installed when run as root and missing; elsewhere those tests say what to install and skip.
+BROWSER_PACKAGES := chromium chromium-driver
+browser:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  missing=""; for p in $(BROWSER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q -o DPkg::Lock::Timeout=600 $$missing; fi; \
+	fi
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +30,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 setup: $(STAMP)
 
-test: setup
+test: setup browser
 	$(BIN)/python -m pytest -q
 
 demo: setup

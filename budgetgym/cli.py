@@ -137,6 +137,13 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
             return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from budgetgym.envs.web.server import serve
+
+    return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
+                 split=args.split)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from budgetgym.integrations.export import export_tasks
 
@@ -171,6 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--inject-errors", action="store_true",
                       help="start from a curated failure state (the episode so far is shown)")
     play.set_defaults(func=cmd_play)
+
+    serve = commands.add_parser("serve", help="serve a family over HTTP (web: the shop as HTML for browser agents)")
+    serve.add_argument("family", choices=["web"])
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--split", default=None)
+    serve.add_argument("--max-sessions", type=int, default=64, help="live sessions at most (default 64)")
+    serve.add_argument("--idle-seconds", type=float, default=900.0, help="close sessions idle this long (default 900)")
+    serve.set_defaults(func=cmd_serve)
 
     export = commands.add_parser("export", help="write an env's tasks as dataset rows (JSONL or parquet) for trainers")
     export.add_argument("env_id", help="e.g. budgetgym/FunctionCalling-v0")

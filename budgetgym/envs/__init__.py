@@ -26,6 +26,10 @@ REGISTRY: tuple[EnvEntry, ...] = (
              "Multi-turn user requests served through stateful tools: files, messaging, calendar, banking"),
     EnvEntry("budgetgym/BFCL-v0", "budgetgym.envs.bfcl:BFCLEnv", "bfcl",
              "BFCL multi-turn (base, miss_func, miss_param, long_context) run by the installed bfcl-eval", adapter=True),
+    EnvEntry("budgetgym/Web-v0", "budgetgym.envs.web:WebEnv", "web",
+             "Shopping for an instruction in a self-contained web shop (search, results, items, options, buy)"),
+    EnvEntry("budgetgym/MiniWoB-v0", "budgetgym.envs.miniwob:MiniWoBEnv", "miniwob",
+             "MiniWoB++ web tasks in a real Chromium as text (click(ref), type(ref, text)); task by keyword", adapter=True),
 )
 
 
