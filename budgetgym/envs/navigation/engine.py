@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import re
+import warnings
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,16 @@ class StepResult:
     acted: bool        # TextWorld detected an action (the world changed)
 
 
+def new_machine(story_path: str) -> Any:
+    """A Jericho Z-machine with ``story_path`` loaded. Jericho warns that TextWorld's games are "not
+    fully supported": it has no hand-made bindings for them, which TextWorld does not use either."""
+    import jericho
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jericho.UnsupportedGameWarning)
+        return jericho.FrotzEnv(story_path, seed=ENGINE_SEED)
+
+
 def clean_text(raw: str) -> str:
     """The game's text without Jericho's status bar, the prompt, and blank padding."""
     text = _PROMPT.sub("", raw.rstrip())
@@ -77,15 +88,17 @@ class GameEngine:
     / ``set_state``. Loading parses the game record and starts a Z-machine (tens of ms); a new episode
     of a loaded game is a restore of the state it started from (well under a millisecond)."""
 
-    def __init__(self, story_path: str, game: Any) -> None:
-        import jericho
+    def __init__(self, story_path: str, game: Any, frotz: Any = None) -> None:
         from textworld.generator.game import GameProgression
         from textworld.generator.inform7 import Inform7Game
 
         self.game = game
         self._inform7 = Inform7Game(game)
         self._story_path = story_path
-        self._frotz = jericho.FrotzEnv(story_path, seed=ENGINE_SEED)
+        # A Z-machine may be shared by the engines of several games (one at a time plays on it):
+        # each Jericho machine loads its own copy of the interpreter library.
+        self._frotz = frotz if frotz is not None else new_machine(story_path)
+        self._activate(fresh=True)
         intro, _ = self._frotz.reset()
         # TextWorld's Inform7Data: moves and score printed every turn; StateTracking: action events.
         self._frotz.step("tw-extra-infos moves")
@@ -102,11 +115,23 @@ class GameEngine:
         self.max_score = int(game.max_score)
         self.reset()
 
+    def _activate(self, fresh: bool = False) -> None:
+        """Put this game's story on the (possibly shared) Z-machine, if another one is on it."""
+        frotz = self._frotz
+        if frotz.story_file.decode() != self._story_path:
+            frotz.close()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # Jericho's "not fully supported": no bindings needed
+                frotz.load(self._story_path, seed=ENGINE_SEED)
+            if not fresh:
+                frotz.set_state(self._initial_frotz)
+
     # ------------------------------------------------------------------ play
 
     def reset(self) -> str:
+        self._activate()
         self._frotz.set_state(self._initial_frotz)
-        self.progression = self._initial_progression.copy()
+        self.progression = _copy_progression(self._initial_progression)
         self.score = self._initial_score
         self.won = self.lost = False
         self._admissible: list[str] | None = None
@@ -231,15 +256,30 @@ class GameEngine:
             score, won, lost = int(state["score"]), bool(state["won"]), bool(state["lost"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, zlib.error) as err:
             raise ValueError(f"corrupt navigation state: {err}") from None
+        self._activate()
         self._frotz.set_state(frotz)
         self.progression = progression
         self.score, self.won, self.lost = score, won, lost
         self._admissible = self._policy = None
 
     def close(self) -> None:
+        """Stop the Z-machine (when it is shared, its owner closes it instead)."""
         frotz, self._frotz = self._frotz, None
         if frotz is not None:
             frotz.close()
+
+
+def _copy_progression(progression: Any) -> Any:
+    """``GameProgression.copy()`` without its constructor, which recomputes the valid actions
+    (most of a reset's time) only for the copy to overwrite them."""
+    from textworld.generator.game import GameProgression
+
+    copy = GameProgression.__new__(GameProgression)
+    copy.game = progression.game
+    copy.state = progression.state.copy()
+    copy._valid_actions = progression._valid_actions
+    copy.quest_progressions = [quest.copy() for quest in progression.quest_progressions]
+    return copy
 
 
 def _pack(array: np.ndarray) -> str:

@@ -58,8 +58,8 @@ from budgetgym.core.tools import tool_map
 from budgetgym.envs.navigation import games
 from budgetgym.envs.navigation.tools.command import MAX_COMMAND_BYTES, TOOL as COMMAND
 
-ENGINES_KEPT = 4
-"""Loaded games an env keeps (a switch between them costs no reload)."""
+ENGINES_KEPT = 96
+"""Loaded games an env keeps (a switch between them costs no reload: they share one Z-machine)."""
 _DIRECTIONS = ("north", "south", "east", "west")
 
 
@@ -77,7 +77,7 @@ class NavigationEnv(TextEnv):
         "The game's opening text states your objective; the commands the game accepts now are listed "
         "as admissible actions.")
     failure_kinds: ClassVar[tuple[str, ...]] = (
-        "wrong_direction", "needed_object_dropped", "wrong_object_taken", "door_closed_again", "distractor_chased",
+        "wrong_direction", "needed_object_dropped", "wrong_object_taken", "door_closed", "distractor_chased",
         "wrong_place")
     exploits: ClassVar[dict[str, str]] = {"cycle-admissible": "budgetgym.envs.navigation.exploits:CycleAdmissible"}
     read_only_tools: ClassVar[tuple[str, ...]] = ()
@@ -89,6 +89,7 @@ class NavigationEnv(TextEnv):
         self.tools = tool_map(COMMAND)
         self._engines: OrderedDict[str, Any] = OrderedDict()
         self._engine: Any = None
+        self._frotz: Any = None  # the one Z-machine of this env, shared by its loaded games
         # What rebuilds the engine if it fails: the state it was last restored to, and the commands since.
         self._base_state: dict[str, Any] | None = None
         self._since_base: list[str] = []
@@ -101,26 +102,33 @@ class NavigationEnv(TextEnv):
         game_id = task["game"]
         engine = self._engines.get(game_id)
         if engine is None:
-            engine = GameEngine(games.story_path(game_id), games.load_game(game_id))
+            engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
             self._engines[game_id] = engine
             while len(self._engines) > ENGINES_KEPT:
-                _, old = self._engines.popitem(last=False)
-                old.close()
+                self._engines.popitem(last=False)
         self._engines.move_to_end(game_id)
         return engine
+
+    def _machine(self, game_id: str) -> Any:
+        from budgetgym.envs.navigation.engine import new_machine
+
+        if self._frotz is None:
+            self._frotz = new_machine(games.story_path(game_id))
+        return self._frotz
 
     def _restart_engine(self) -> None:
         """A fresh engine for the current task, brought back to where the failed one was."""
         from budgetgym.envs.navigation.engine import GameEngine
 
         game_id = self.task["game"]  # type: ignore[index]
-        failed = self._engines.pop(game_id, None)
-        if failed is not None:
+        frotz, self._frotz = self._frotz, None
+        if frotz is not None:
             try:
-                failed.close()
-            except Exception:  # noqa: BLE001 - it has failed already; the fresh one replaces it
+                frotz.close()
+            except Exception:  # noqa: BLE001 - it has failed already; a fresh one replaces it
                 pass
-        engine = GameEngine(games.story_path(game_id), games.load_game(game_id))
+        self._engines.clear()  # they all played on the failed machine
+        engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
         self._engines[game_id] = engine
         if self._base_state is not None:
             engine.set_state(self._base_state)
@@ -200,10 +208,11 @@ class NavigationEnv(TextEnv):
         return "\n".join(self._engine.facts())
 
     def _teardown(self) -> None:
-        for engine in self._engines.values():
-            engine.close()
         self._engines.clear()
         self._engine = None
+        frotz, self._frotz = self._frotz, None
+        if frotz is not None:
+            frotz.close()
 
     # ------------------------------------------------------------------ failure states
 
@@ -251,13 +260,13 @@ def _wrong_object_taken(intended: str, later: str, admissible: list[str]) -> lis
             if c.startswith("take ") and _objects_in(c)[0] not in later]
 
 
-def _door_closed_again(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
+def _door_closed(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
     found = []
     for c in admissible:
         if c.startswith("close ") and c[6:] in later:
-            found.append((c, f"closed the {c[6:]} again, which the way ahead needs open"))
+            found.append((c, f"closed the {c[6:]}, which the way ahead needs open"))
         elif c.startswith("lock ") and _objects_in(c)[0] in later:
-            found.append((c, f"locked the {_objects_in(c)[0]} again, which the way ahead needs unlocked"))
+            found.append((c, f"locked the {_objects_in(c)[0]}, which the way ahead needs unlocked"))
     return found
 
 
@@ -283,7 +292,7 @@ _MISTAKES = {
     "wrong_direction": _wrong_direction,
     "needed_object_dropped": _needed_object_dropped,
     "wrong_object_taken": _wrong_object_taken,
-    "door_closed_again": _door_closed_again,
+    "door_closed": _door_closed,
     "distractor_chased": _distractor_chased,
     "wrong_place": _wrong_place,
 }

@@ -77,25 +77,27 @@ def _options(tier: Tier, seed: int, path: Path):
     return options
 
 
-def build_game(tier: Tier, index: int, seed: int, workdir: Path) -> dict | None:
-    """Generate, compile and ship one game; return its task record (None if the seed has no quest)."""
+def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAMES_DIR) -> dict | None:
+    """Generate, compile and ship one game into ``out``; return its draft task record (None if the
+    seed gives no quest of the tier's length)."""
     import textworld
     from textworld.generator import compile_game, make_game
+    from textworld.generator.chaining import QuestGenerationError
 
     gid = game_id(tier.name, index)
     options = _options(tier, seed, workdir / f"{gid}.z8")
     try:
         game = make_game(options)
-    except (textworld.generator.NoSuchQuestExistError, ValueError, AssertionError):
+    except QuestGenerationError:
         return None
     walkthrough = list(game.metadata.get("walkthrough") or game.walkthrough or [])
     if len(walkthrough) < tier.quest_length or game.max_score != tier.quests:
         return None
     story = Path(compile_game(game, options))
-    GAMES_DIR.mkdir(parents=True, exist_ok=True)
-    with open(story, "rb") as src, gzip.GzipFile(GAMES_DIR / f"{gid}.z8.gz", "wb", mtime=0) as dst:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(story, "rb") as src, gzip.GzipFile(out / f"{gid}.z8.gz", "wb", mtime=0) as dst:
         shutil.copyfileobj(src, dst)
-    shutil.copyfile(story.with_suffix(".json"), GAMES_DIR / f"{gid}.json")
+    shutil.copyfile(story.with_suffix(".json"), out / f"{gid}.json")
     return {
         "id": gid,
         "split": "test" if index % TEST_EVERY == TEST_EVERY - 1 else "train",
