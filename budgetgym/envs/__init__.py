@@ -28,6 +28,8 @@ REGISTRY: tuple[EnvEntry, ...] = (
              "BFCL multi-turn (base, miss_func, miss_param, long_context) run by the installed bfcl-eval", adapter=True),
     EnvEntry("budgetgym/Navigation-v0", "budgetgym.envs.navigation:NavigationEnv", "navigation",
              "TextWorld text adventures in three tiers, played in its Jericho engine; fast state restore"),
+    EnvEntry("budgetgym/ALFWorld-v0", "budgetgym.envs.alfworld:ALFWorldEnv", "alfworld",
+             "ALFWorld's household text games from the installed alfworld and its data (ALFWORLD_DATA)", adapter=True),
 )
 
 
