@@ -37,6 +37,8 @@ ENGINE_SEED = 1234
 MAX_COMMAND_BYTES = 198
 """Jericho's input buffer: longer commands would be cut, so they are refused instead."""
 STATE_FORMAT = 1
+MAX_KNOWN_STATES = 20_000
+"""World states whose valid actions an engine keeps (then it starts over)."""
 
 _TAG = re.compile(r"<(score|moves)>\n(.*?)</\1>", re.DOTALL)
 _PROMPT = re.compile(r"\n>[^\n]*$")  # the prompt line, with the status bar Jericho appends to it
@@ -112,6 +114,7 @@ class GameEngine:
         self._stack0 = np.asarray(self._initial_frotz[1], dtype=np.uint8)
         self._initial_progression = GameProgression(game, track_quests=True)
         self._codec = _ProgressionCodec(game)
+        self._transitions: dict[frozenset, tuple[list, list[str] | None]] = {}
         self.max_score = int(game.max_score)
         self.reset()
 
@@ -153,7 +156,7 @@ class GameEngine:
         for event in events:
             action = self._inform7.detect_action(event, self.progression.valid_actions)
             if action is not None:
-                self.progression.update(action)
+                self._update(action)
                 acted = True
         text = clean_text(raw)
         if not acted:
@@ -166,11 +169,38 @@ class GameEngine:
         self._admissible = self._policy = None
         return StepResult(text, self.score, self.won, self.lost, True)
 
+    def _update(self, action: Any) -> None:
+        """``GameProgression.update``, with the valid actions of each world state computed once.
+
+        TextWorld recomputes the valid actions from the facts after every action (most of a step's
+        time); they depend on the facts alone, so they are kept per set of facts, in the order
+        TextWorld first computed them (events are matched against them in that order)."""
+        progression = self.progression
+        progression.state.apply(action)
+        key = frozenset(progression.state.facts)
+        known = self._transitions.get(key)
+        if known is None:
+            valid = list(progression.state.all_applicable_actions(self.game.kb.rules.values(),
+                                                                   self.game.kb.types.constants_mapping))
+            if len(self._transitions) >= MAX_KNOWN_STATES:
+                self._transitions.clear()
+            known = self._transitions[key] = (valid, None)
+        progression._valid_actions = known[0]
+        for quest in progression.quest_progressions:
+            quest.update(action, progression.state)
+
     def admissible_commands(self) -> list[str]:
         """The commands TextWorld's logic accepts now, sorted (as ``admissible_commands`` in TextWorld)."""
         if self._admissible is None:
-            commands = self._inform7.gen_commands_from_actions(self.progression.valid_actions)
-            self._admissible = sorted(set(commands))
+            valid = self.progression.valid_actions
+            key = frozenset(self.progression.state.facts)
+            known = self._transitions.get(key)
+            if known is not None and known[0] is valid and known[1] is not None:
+                self._admissible = known[1]
+            else:
+                self._admissible = sorted(set(self._inform7.gen_commands_from_actions(valid)))
+                if known is not None and known[0] is valid:
+                    self._transitions[key] = (valid, self._admissible)
         return list(self._admissible)
 
     def policy_commands(self) -> list[str]:
