@@ -20,7 +20,7 @@ import pytest
 from budgetgym.core import SnapshotError, full_budget, load_failure_states, load_tasks, rollout
 from budgetgym.envs.navigation import NavigationEnv, games
 from budgetgym.envs.navigation.engine import GameEngine, clean_text
-from budgetgym.envs.navigation.exploits import CycleAdmissible
+from budgetgym.eval.exploits.navigation import CycleAdmissible
 from budgetgym.envs.navigation.generate import TIERS, build_game
 
 TASKS = load_tasks("navigation")

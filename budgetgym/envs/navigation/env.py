@@ -79,8 +79,9 @@ class NavigationEnv(TextEnv):
     failure_kinds: ClassVar[tuple[str, ...]] = (
         "wrong_direction", "needed_object_dropped", "wrong_object_taken", "door_closed", "distractor_chased",
         "wrong_place")
-    exploits: ClassVar[dict[str, str]] = {"cycle-admissible": "budgetgym.envs.navigation.exploits:CycleAdmissible"}
-    read_only_tools: ClassVar[tuple[str, ...]] = ()
+    exploits: ClassVar[dict[str, str]] = {"cycle-admissible": "budgetgym.eval.exploits.navigation:CycleAdmissible"}
+    read_only_tools: ClassVar[tuple[str, ...]] = ()  # one tool, and it acts in the game
+    exploit_sample: ClassVar[int] = 24
 
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks: TaskSet | None = None,
                  reward_mode: str = "sparse", render_mode: str | None = None) -> None:
