@@ -199,7 +199,7 @@ class GameEngine:
                 self._admissible = known[1]
             else:
                 self._admissible = sorted(set(self._inform7.gen_commands_from_actions(valid)))
-                if known is not None and known[0] is valid:
+                if known is None or known[0] is valid:
                     self._transitions[key] = (valid, self._admissible)
         return list(self._admissible)
 
@@ -300,15 +300,30 @@ class GameEngine:
 
 
 def _copy_progression(progression: Any) -> Any:
-    """``GameProgression.copy()`` without its constructor, which recomputes the valid actions
-    (most of a reset's time) only for the copy to overwrite them."""
-    from textworld.generator.game import GameProgression
+    """``GameProgression.copy()`` without running constructors: TextWorld's copies of a progression,
+    of a quest's and of an event's progression each first build a fresh one (recomputing the valid
+    actions and re-pushing every quest tree, most of a reset's time) only to overwrite it."""
+    from textworld.generator.game import EventProgression, GameProgression, QuestProgression
+
+    def event(source: Any) -> Any:
+        copy = EventProgression.__new__(EventProgression)
+        copy._kb, copy.event = source._kb, source.event
+        copy._triggered, copy._untriggerable, copy._policy = source._triggered, source._untriggerable, source._policy
+        copy._tree = source._tree.copy()
+        return copy
+
+    def quest(source: Any) -> Any:
+        copy = QuestProgression.__new__(QuestProgression)
+        copy.quest, copy.kb, copy.nb_completions = source.quest, source.kb, source.nb_completions
+        copy.win_events = [event(e) for e in source.win_events]
+        copy.fail_events = [event(e) for e in source.fail_events]
+        return copy
 
     copy = GameProgression.__new__(GameProgression)
     copy.game = progression.game
     copy.state = progression.state.copy()
     copy._valid_actions = progression._valid_actions
-    copy.quest_progressions = [quest.copy() for quest in progression.quest_progressions]
+    copy.quest_progressions = [quest(q) for q in progression.quest_progressions]
     return copy
 
 
