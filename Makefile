@@ -1,5 +1,6 @@
 # One entry point for people and CI. `make test` sets everything up (a virtual environment with the
-# package, its test extras and the BFCL adapter's data package) and runs the whole suite.
+# package, its test extras (the trainer adapters' packages among them) and the BFCL adapter's data
+# package) and runs the whole suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin

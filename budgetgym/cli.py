@@ -1,5 +1,5 @@
-"""The ``budgetgym`` command: ``list`` the environments, ``play`` one in the terminal, and the
-evaluation verbs of :mod:`budgetgym.eval`."""
+"""The ``budgetgym`` command: ``list`` the environments, ``play`` one in the terminal, ``export`` tasks as
+dataset rows, and the evaluation verbs of :mod:`budgetgym.eval`."""
 
 from __future__ import annotations
 
@@ -59,6 +59,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    # Any line is an action, even one that is not valid UTF-8 (it reaches the env as lone surrogates,
+    # which it refuses with a message), and any observation prints, lone surrogates escaped.
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=errors)
     env = budgetgym.make(args.env_id, budget=args.budget, reveal=args.reveal,
                          inject_errors=True if args.inject_errors else None,
                          **({"split": args.split} if args.split else {}))
@@ -94,6 +99,15 @@ def cmd_play(args: argparse.Namespace) -> int:
             return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from budgetgym.integrations.export import export_tasks
+
+    count = export_tasks(args.env_id, args.out, format=args.format, split=args.split, seed=args.seed,
+                         tool_mode=args.tool_mode, limit=args.limit)
+    print(f"wrote {count} rows of {args.env_id} to {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="budgetgym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"budgetgym {budgetgym.__version__}")
@@ -113,6 +127,18 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--inject-errors", action="store_true", help="start from a curated failure state")
     play.set_defaults(func=cmd_play)
 
+    export = commands.add_parser("export", help="write an env's tasks as dataset rows (JSONL or parquet) for trainers")
+    export.add_argument("env_id", help="e.g. budgetgym/FunctionCalling-v0")
+    export.add_argument("--out", required=True, help="the file to write")
+    export.add_argument("--format", choices=("jsonl", "parquet"), default=None,
+                        help="default: parquet for a .parquet file, else jsonl")
+    export.add_argument("--split", default=None, help="one split (default: every task)")
+    export.add_argument("--seed", type=int, default=0, help="the episode seed of every row")
+    export.add_argument("--tool-mode", choices=("text", "native"), default="text",
+                        help="tools in the system prompt (text) or only in the tools column (native)")
+    export.add_argument("--limit", type=int, default=None, help="the first N tasks only")
+    export.set_defaults(func=cmd_export)
+
     add_eval_commands(commands)
     return parser
 
@@ -121,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, KeyError, gym.error.Error) as err:
+    except (ValueError, KeyError, ImportError, gym.error.Error) as err:
         print(f"budgetgym: error: {err}", file=sys.stderr)
         return 2
 
