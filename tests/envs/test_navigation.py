@@ -321,3 +321,16 @@ def test_eval_and_both_probes_run_on_navigation(tmp_path, capsys):
     written = sorted(p.name for p in (tmp_path / "probe").iterdir())
     assert "action_quality.json" in written and any(name.startswith("recovery") for name in written)
     capsys.readouterr()
+
+
+def test_a_step_past_its_time_limit_is_undone(env, monkeypatch):
+    from budgetgym.core.limits import Limits
+    from budgetgym.envs.navigation import env as navigation
+
+    env.reset(seed=0, options={"task_id": "nav-hard-001"})
+    _walk(env, random.Random(4), 3)
+    key, admissible = env.state_key(), env.admissible_actions()
+    monkeypatch.setattr(navigation, "STEP_LIMITS", Limits(seconds=1e-9))
+    observation, *_ = env.step(admissible[0])
+    assert "restarted" in observation and "time" in observation
+    assert (env.state_key(), env.admissible_actions()) == (key, admissible)

@@ -54,10 +54,14 @@ from collections import OrderedDict
 from typing import Any, ClassVar, Sequence
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall
+from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
 from budgetgym.envs.navigation import games
 from budgetgym.envs.navigation.tools.command import MAX_COMMAND_BYTES, TOOL as COMMAND
 
+STEP_LIMITS = Limits(seconds=10.0, max_size=1 * 2**20)
+"""The bound on one command in the engine (see ``budgetgym.core.limits``): TextWorld's tracking is
+interrupted at the deadline; a step in the C Z-machine returns first (TextWorld's games always do)."""
 ENGINES_KEPT = 96
 """Loaded games an env keeps (a switch between them costs no reload: they share one Z-machine)."""
 _DIRECTIONS = ("north", "south", "east", "west")
@@ -154,8 +158,8 @@ class NavigationEnv(TextEnv):
         if len(command.encode("utf-8")) > MAX_COMMAND_BYTES:
             return f"That command is longer than the game's {MAX_COMMAND_BYTES}-byte input; nothing happened."
         try:
-            result = self._engine.step(command)
-        except EngineError as err:
+            result = STEP_LIMITS.run(self._engine.step, command)
+        except (EngineError, LimitExceeded) as err:
             self._restart_engine()
             return f"The game engine failed ({err}); it was restarted where it was, and nothing happened."
         if result.acted:
