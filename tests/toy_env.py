@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetgym.core import Action, Task, TaskSet, TextEnv, Tool
+from budgetgym.core import Action, Outcome, Task, TaskSet, TextEnv, Tool, ToolCall
 
 TOY_TASKS = TaskSet(
     {"id": f"toy-{i:02d}", "split": "test" if i % 4 == 0 else "train", "max_turns": 4 + i % 5,
-     "instruction": f"Reach {2 + i % 5}.", "target": 2 + i % 5}
+     "instruction": f"Reach {2 + i % 5}.", "target": 2 + i % 5, "oracle_turns": -(-(2 + i % 5) // 3)}
     for i in range(20)
 )
 
@@ -38,7 +38,7 @@ class CounterEnv(TextEnv):
         self.value = 0
         return f"{task.instruction} Counter: 0 (seed {seed % 1000})."
 
-    def _execute(self, action: Action) -> str:
+    def _execute(self, action: Action) -> Outcome:
         lines = []
         for call in action.calls:
             if call.name == "add":
@@ -47,21 +47,19 @@ class CounterEnv(TextEnv):
             else:
                 lines.append(f"You said {call.arguments['text']!r}.")
         target = self.task["target"]
-        self._progress = min(self.value, target) / target
-        self._solved = self.value == target
-        self._failed = self.value > target
-        return " ".join(lines)
+        return Outcome(" ".join(lines), solved=self.value == target, failed=self.value > target,
+                       progress=min(self.value, target) / target)
 
-    def _parse_bare(self, text: str):
-        from budgetgym.core import ToolCall
+    def _parse_bare(self, text: str) -> ToolCall | None:
         if text.startswith("add ") and text[4:].isdigit():
             return ToolCall("add", {"n": int(text[4:])})
         return None
 
-    def oracle_action(self) -> str | None:
-        if self.task is None or self._solved or self._failed:
-            return None
-        return f"add({min(3, self.task['target'] - self.value)})"
+    def _oracle(self) -> Action:
+        return Action((ToolCall("add", {"n": min(3, self.task["target"] - self.value)}),))
+
+    def _render_oracle(self, action: Action) -> str:
+        return f"add({action.calls[0].arguments['n']})"
 
     def _get_state(self) -> Any:
         return {"value": self.value} if self.fast_restore else None

@@ -1,13 +1,18 @@
-"""The generic machinery every environment family stands on."""
+"""The generic machinery every environment family stands on (the core kit: see CONTRIBUTING.md)."""
 
 from budgetgym.core.actions import MAX_CALLS_PER_STEP, Action, ActionError, ToolCall, expected_forms, parse_action
-from budgetgym.core.env import SNAPSHOT_FORMAT, SnapshotError, TextEnv
+from budgetgym.core.budgets import full_budget
+from budgetgym.core.env import SNAPSHOT_FORMAT, Outcome, SnapshotError, TextEnv, render_action
+from budgetgym.core.jsonl import Record, read_jsonl, write_jsonl
+from budgetgym.core.rollout import Rollout, oracle_policy, rollout
 from budgetgym.core.spaces import UnicodeText
-from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks, read_jsonl
-from budgetgym.core.tools import Tool
+from budgetgym.core.state import copy_state
+from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
+from budgetgym.core.tools import Tool, ToolError, object_schema, tool_map
 
 __all__ = [
-    "MAX_CALLS_PER_STEP", "Action", "ActionError", "SNAPSHOT_FORMAT", "SnapshotError", "Task", "TaskSet", "TextEnv", "Tool",
-    "ToolCall", "UnicodeText", "expected_forms", "load_failure_states", "load_tasks", "parse_action",
-    "read_jsonl",
+    "MAX_CALLS_PER_STEP", "Action", "ActionError", "Outcome", "Record", "Rollout", "SNAPSHOT_FORMAT", "SnapshotError",
+    "Task", "TaskSet", "TextEnv", "Tool", "ToolCall", "ToolError", "UnicodeText", "copy_state", "expected_forms",
+    "full_budget", "load_failure_states", "load_tasks", "object_schema", "oracle_policy", "parse_action", "read_jsonl",
+    "render_action", "rollout", "tool_map", "write_jsonl",
 ]

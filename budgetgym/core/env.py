@@ -5,18 +5,24 @@ seeding, turn counting, ``terminated`` vs ``truncated``, rewards, ``info``, acti
 transcript, snapshots and their restore. A family subclasses it and writes only what is its own:
 
 * ``_load_task(task, seed) -> str``: set up the backend for a task, return the first observation;
-* ``_execute(action) -> str``: run one parsed, validated action, return the observation, and update
-  ``self._solved`` / ``self._failed`` / ``self._progress``;
-* ``oracle_action() -> str | None``: the next action of a known-good solution;
-* optionally ``_parse_bare`` (bare commands), ``admissible_actions``, and the fast snapshot path
-  ``_get_state`` / ``_set_state``.
+* ``_execute(action) -> Outcome``: run one parsed, validated action; the :class:`Outcome` carries the
+  observation and whether the task is now solved, failed for good, or how far along it is. The
+  family sets no flags: the core owns the episode's bookkeeping;
+* ``_oracle() -> Action | None``: the next action of a known-good solution, structured; the core's
+  ``oracle_action()`` renders it (``_render_oracle``) and answers None once the episode has ended;
+* optionally ``_parse_bare`` (bare commands), ``admissible_actions``, the fast snapshot path
+  ``_get_state`` / ``_set_state``, ``_teardown`` (called by ``close()``: browsers, containers,
+  temporary folders), and the failure-state hooks ``propose_mistake`` / ``state_key`` that
+  :mod:`budgetgym.core.failures` builds curated failure states from.
 """
 
 from __future__ import annotations
 
 import abc
-
-from typing import Any, ClassVar, Mapping
+import json
+import random
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Sequence
 
 import gymnasium as gym
 
@@ -31,6 +37,37 @@ _SEED_BOUND = 2**31 - 1
 
 class SnapshotError(ValueError):
     """A snapshot that this env cannot restore (another env, task set or version, or corrupt)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one executed action did: the family's answer to ``_execute``.
+
+    Attributes:
+        observation: the text the agent sees next.
+        solved: the task is now solved: the episode terminates with success.
+        failed: the task failed for good: the episode terminates without success.
+        progress: the new ``info["progress"]`` in [0, 1]; None leaves it as it was.
+        reward: a graded terminal reward in [0, 1] for families that score partial success (a
+            purchase that meets some of the asked attributes); None means 1.0 when solved, else 0.0.
+            Only read on a terminating step under ``reward_mode="sparse"``.
+    """
+
+    observation: str
+    solved: bool = False
+    failed: bool = False
+    progress: float | None = None
+    reward: float | None = None
+
+
+def render_action(action: Action) -> str:
+    """The canonical text of a structured action: the message itself, one JSON tool call, or a JSON
+    list of them. The shared parser reads it back to the same action."""
+    if action.is_message:
+        return action.message
+    if len(action.calls) == 1:
+        return action.calls[0].to_json()
+    return json.dumps([{"name": c.name, "arguments": dict(c.arguments)} for c in action.calls], ensure_ascii=False)
 
 
 class TextEnv(gym.Env[str, str], abc.ABC):
@@ -55,6 +92,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     instructions: ClassVar[str] = ""
     max_action_length: ClassVar[int] = 65_536
     max_observation_length: ClassVar[int] = 262_144
+    #: The kinds of mistake ``propose_mistake`` can make (the failure-state builder asks for these).
+    failure_kinds: ClassVar[tuple[str, ...]] = ()
+    #: The kinds whose mistake must move ``state_key()`` off the clean solution's path (None: all;
+    #: a premature answer, for one, changes no state and is a mistake all the same).
+    state_changing_kinds: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(
         self,
@@ -86,6 +128,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._solved = False
         self._failed = False
         self._progress = 0.0
+        self._terminal_reward: float | None = None
         self._ready = False
 
     # ------------------------------------------------------------------ the family's part
@@ -95,12 +138,32 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """Set up the backend for ``task``; return the first observation. ``seed`` is the episode's."""
 
     @abc.abstractmethod
-    def _execute(self, action: Action) -> str:
-        """Run one validated action and return the observation; update the success/progress flags."""
+    def _execute(self, action: Action) -> Outcome:
+        """Run one validated action; say what it did (see :class:`Outcome`)."""
 
-    def oracle_action(self) -> str | None:
-        """The next action of a known-good solution from the current state, or None if there is none."""
+    def _oracle(self) -> Action | None:
+        """The next action of a known-good solution from the current (not ended) state, or None."""
         return None
+
+    def _render_oracle(self, action: Action) -> str:
+        """The text the oracle sends for ``action`` (families with bare commands render those)."""
+        return render_action(action)
+
+    def _teardown(self) -> None:
+        """Release what the backend holds outside this process (browsers, containers, folders)."""
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        """A mistaken action of ``kind`` to play here and now instead of the oracle's, and the
+        failure state's description (a sentence: what the agent did wrong); None when the kind makes
+        no sense at this point. ``plan`` is the oracle's remaining solution from here on the clean
+        path (``plan[0]`` is the action the mistake replaces). Read by :mod:`budgetgym.core.failures`;
+        must not change the state."""
+        return None
+
+    def state_key(self) -> str:
+        """A canonical text of the state that matters for the task's outcome. The failure-state
+        builder keeps a mistake only when it moves this key off every key of the clean solution."""
+        return json.dumps(self._get_state(), sort_keys=True, ensure_ascii=False)
 
     def _parse_bare(self, text: str) -> ToolCall | None:
         """Turn a bare command (``go north``) into a tool call, or None when it is not one."""
@@ -158,7 +221,16 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 parsed = parse_action(action, self.tools, bare=self._parse_bare, allow_message=self.accepts_messages)
             except ActionError as err:
                 valid, error = False, str(err)
-        observation = self._execute(parsed) if valid else f"Invalid action: {error}"
+        if valid:
+            outcome = self._execute(parsed)
+            observation = outcome.observation
+            if outcome.progress is not None:
+                self._progress = outcome.progress
+            if outcome.solved or outcome.failed:
+                self._solved, self._failed = outcome.solved, outcome.failed and not outcome.solved
+                self._terminal_reward = outcome.reward
+        else:
+            observation = f"Invalid action: {error}"
         if len(observation) > self.max_observation_length:
             observation = observation[: self.max_observation_length - 15] + "\n[truncated]"
         self._turn += 1
@@ -169,7 +241,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if terminated or truncated:
             self._ready = False
         if self.reward_mode == "sparse":
-            reward = 1.0 if (terminated and self._solved) else 0.0
+            if not terminated:
+                reward = 0.0
+            elif self._terminal_reward is not None:
+                reward = float(self._terminal_reward)
+            else:
+                reward = 1.0 if self._solved else 0.0
         else:
             reward = self._progress - previous_progress
         info = self._info(at_reset=False)
@@ -180,6 +257,27 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if self.render_mode == "human":
             self.render()
         return observation, reward, terminated, truncated, info
+
+    def structured_oracle(self) -> Action | None:
+        """The oracle's next action as an :class:`Action`; None when the episode has ended (or
+        before reset) or the family has none."""
+        return self._oracle() if self._ready else None
+
+    def oracle_action(self) -> str | None:
+        """The next action of a known-good solution from the current state, as text; None when the
+        episode has ended (or before reset) or the family has none. Agents under evaluation never see it."""
+        action = self.structured_oracle()
+        return None if action is None else self._render_oracle(action)
+
+    @property
+    def path_leaving_kinds(self) -> tuple[str, ...]:
+        """The failure kinds whose mistakes must leave the clean solution's path."""
+        return self.failure_kinds if self.state_changing_kinds is None else self.state_changing_kinds
+
+    def close(self) -> None:
+        self._ready = False
+        self._teardown()
+        super().close()
 
     def render(self) -> str | None:
         if not self._transcript:
@@ -277,6 +375,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._transcript = []
         self._solved = self._failed = False
         self._progress = 0.0
+        self._terminal_reward = None
 
     def _info(self, *, at_reset: bool) -> dict[str, Any]:
         task = self.task
@@ -284,6 +383,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             "task_id": task.id,  # type: ignore[union-attr]
             "turn": self._turn,
             "max_turns": task.max_turns,  # type: ignore[union-attr]
+            "oracle_turns": task.oracle_turns,  # type: ignore[union-attr]
             "success": self._solved,
             "progress": self._progress,
         }
@@ -308,6 +408,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     def first_observation(self) -> str:
         """The observation the episode started with (before any turn, a restored prefix included)."""
         return self._first_observation
+
+    @property
+    def last_observation(self) -> str:
+        """The observation the env last returned (from reset, a restore or a step)."""
+        return self._last_observation
 
     @property
     def transcript(self) -> list[tuple[str, str]]:

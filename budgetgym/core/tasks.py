@@ -16,6 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
+from budgetgym.core.jsonl import read_jsonl
+
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 _REQUIRED = ("id", "split", "max_turns", "instruction")
 
@@ -29,6 +31,8 @@ class Task:
     max_turns: int
     instruction: str
     data: Mapping[str, Any] = field(repr=False, compare=False)
+    #: Turns the oracle takes from the initial state (the shortest known solution), where known.
+    oracle_turns: int | None = None
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "Task":
@@ -38,8 +42,11 @@ class Task:
         max_turns = record["max_turns"]
         if not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"task {record['id']!r}: max_turns must be a positive int, got {max_turns!r}")
+        oracle_turns = record.get("oracle_turns")
+        if oracle_turns is not None and (not isinstance(oracle_turns, int) or not 1 <= oracle_turns <= max_turns):
+            raise ValueError(f"task {record['id']!r}: oracle_turns must be an int in [1, max_turns], got {oracle_turns!r}")
         return cls(str(record["id"]), str(record["split"]), max_turns, str(record["instruction"]),
-                   MappingProxyType(dict(record)))
+                   MappingProxyType(dict(record)), oracle_turns)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -97,18 +104,6 @@ class TaskSet(Sequence[Task]):
             chosen = set(wanted)
             tasks = [t for t in tasks if t.id in chosen]
         return TaskSet(tasks)
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}:{number}: {err.msg}") from None
-    return records
 
 
 @functools.lru_cache(maxsize=None)

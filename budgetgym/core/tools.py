@@ -14,7 +14,7 @@ and only to accept: anything it rejects goes to ``jsonschema``, whose verdict an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import pickle
 
@@ -28,6 +28,31 @@ _SHARED_KEYWORDS = frozenset({
     "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "anyOf",
     "oneOf", "allOf", "not", "description", "title", "default", "examples", "format",
 })
+
+
+class ToolError(Exception):
+    """A tool refused the call (file not found, insufficient funds, ...): a normal observation for
+    the agent, never an exception out of ``step``."""
+
+
+def object_schema(properties: Mapping[str, Any], required: Collection[str] = ()) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments: the named properties, no others."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def tool_map(*tools: "Tool") -> dict[str, "Tool"]:
+    """Name -> tool, in the given order, refusing duplicate names."""
+    table: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in table:
+            raise ValueError(f"duplicate tool name {tool.name!r}")
+        table[tool.name] = tool
+    return table
 
 
 @dataclass(frozen=True)

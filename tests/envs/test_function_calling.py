@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import budgetgym  # noqa: F401  (registers the ids)
-from budgetgym.core import SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks
+from budgetgym.core import SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks, rollout
 from budgetgym.envs.function_calling import FunctionCallingEnv
 from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_tasks
 from budgetgym.envs.function_calling.calendar.generator import clock_spellings, date_spellings
 from budgetgym.envs.function_calling.domains import DOMAINS
-from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states, oracle_trajectory
+from budgetgym.core.failures import oracle_plan
+from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states
 from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
 from budgetgym.envs.function_calling.scoring import declines, has_fact
 
@@ -34,14 +35,10 @@ def make(**kwargs) -> gym.Env:
 
 def run_oracle(env: gym.Env) -> tuple[dict, int]:
     """Play the oracle to the end of the episode; return the last info and the steps taken."""
-    steps, info = 0, {}
-    while (action := env.unwrapped.oracle_action()) is not None:
-        _, _, terminated, truncated, info = env.step(action)
-        steps += 1
-        assert info["action_valid"], (action, info["action_error"])
-        if terminated or truncated:
-            break
-    return info, steps
+    played = rollout(env, "oracle", reset=False)
+    for step in played.steps:
+        assert step.info["action_valid"], (step.action, step.info["action_error"])
+    return played.last_info, played.turns
 
 
 def state_of(env: gym.Env) -> dict:
@@ -162,12 +159,11 @@ def test_the_oracle_repairs_any_domain_mistake_at_any_point():
     tried = 0
     for task in env.unwrapped.tasks:
         domain, rng = DOMAINS[task["domain"]], random.Random(task.id)
-        for snapshot, intended in oracle_trajectory(env, task):
+        for snapshot, intended, _ in oracle_plan(env, task)[0]:
             env.reset(options={"snapshot": snapshot})
-            state, call = env.unwrapped.backend_state, json.loads(intended) if intended.startswith("{") else None
+            state, call = env.unwrapped.backend_state, None if intended.is_message else intended.calls[0]
             mistakes = [domain.mistakes.destructive(state, rng)]
             if call is not None:
-                call = ToolCall(call["name"], call["arguments"])
                 mistakes += [domain.mistakes.wrong_argument(call, state, rng), domain.mistakes.wrong_tool(call, state, rng)]
             for mistake in filter(None, mistakes):
                 env.reset(options={"snapshot": snapshot})
@@ -472,9 +468,7 @@ def test_freshly_generated_tasks_run_in_the_env():
     for index in range(len(env.tasks)):
         env.reset(options={"task_index": index})
         assert env.task.split == "test"
-        while (action := env.oracle_action()) is not None:
-            env.step(action)
-        assert env._solved, env.task.id
+        assert rollout(env, "oracle", reset=False).success, env.task.id
 
 
 def test_an_integral_float_for_an_integer_parameter_acts_as_the_integer():

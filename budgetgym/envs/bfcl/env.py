@@ -91,7 +91,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
-from budgetgym.core.env import TextEnv
+from budgetgym.core.env import Outcome, TextEnv
 from budgetgym.core.tasks import Task, TaskSet
 from budgetgym.core.tools import Tool
 from budgetgym.envs.bfcl.backend import Backend
@@ -154,7 +154,7 @@ class BFCLEnv(TextEnv):
         self._start_user_turn(0)
         return self._user_message(0)
 
-    def _execute(self, action: Action) -> str:
+    def _execute(self, action: Action) -> Outcome:
         if action.is_message:
             return self._end_user_turn()
         backend = self._backend
@@ -163,18 +163,24 @@ class BFCLEnv(TextEnv):
         done = self._ground_truth_done
         if done < len(self._ground_truth_calls) and action.calls == self._ground_truth_calls[done]:
             self._ground_truth_done += 1
-        return "\n".join(lines)
+        return Outcome("\n".join(lines))
 
-    def oracle_action(self) -> str | None:
-        if self.task is None or self._backend is None or self._solved or self._failed:
-            return None
-        if self._turn >= self.task.max_turns:
-            return None
+    def _oracle(self) -> Action | None:
         if not self._ground_truth_actions:
-            return CANNOT_ANSWER
-        if self._ground_truth_done < len(self._ground_truth_actions):
-            return self._ground_truth_actions[self._ground_truth_done]
-        return DONE_ANSWER
+            return Action((), CANNOT_ANSWER)
+        done = self._ground_truth_done
+        if done < len(self._ground_truth_actions):
+            calls = self._ground_truth_calls[done]
+            # A ground-truth step the core's parser refuses is sent as BFCL wrote it (and refused).
+            return Action(calls) if calls is not None else Action((), self._ground_truth_actions[done])
+        return Action((), DONE_ANSWER)
+
+    def _render_oracle(self, action: Action) -> str:
+        # BFCL's own list form, as its ground truth is written (``[cd(folder='a'), ls()]``).
+        done = self._ground_truth_done
+        if not action.is_message and done < len(self._ground_truth_calls) and action.calls == self._ground_truth_calls[done]:
+            return self._ground_truth_actions[done]
+        return super()._render_oracle(action)
 
     # ------------------------------------------------------------------ user turns
 
@@ -189,21 +195,20 @@ class BFCLEnv(TextEnv):
         self._ground_truth_calls = [self._parsed(action) for action in self._ground_truth_actions]
         self._ground_truth_done = 0
 
-    def _end_user_turn(self) -> str:
+    def _end_user_turn(self) -> Outcome:
         task, index = self.task, self._user_turn
         total = len(task["question"])
         verdict = self._backend.check_turn(index, task["ground_truth"][index], self._turn_called)
         if not verdict["valid"]:
-            self._failed = True
-            return (f"User turn {index + 1} of {total} failed BFCL's check ({verdict.get('error_type')}): "
-                    f"{verdict.get('error_message')} The conversation is over.")
+            return Outcome(f"User turn {index + 1} of {total} failed BFCL's check ({verdict.get('error_type')}): "
+                           f"{verdict.get('error_message')} The conversation is over.", failed=True)
         self._passed += 1
-        self._progress = self._passed / total
+        progress = self._passed / total
         if index + 1 == total:
-            self._solved = True
-            return f"All {total} user turns passed BFCL's checks. The conversation is over."
+            return Outcome(f"All {total} user turns passed BFCL's checks. The conversation is over.",
+                           solved=True, progress=progress)
         self._start_user_turn(index + 1)
-        return self._user_message(index + 1)
+        return Outcome(self._user_message(index + 1), progress=progress)
 
     def _user_message(self, index: int) -> str:
         task = self.task

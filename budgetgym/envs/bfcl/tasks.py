@@ -13,8 +13,8 @@ import functools
 import math
 
 # The core parser's cap on calls in one output (a few BFCL turns have more ground-truth calls).
-from budgetgym.core import MAX_CALLS_PER_STEP
-from budgetgym.core.tasks import Task, read_jsonl
+from budgetgym.core import MAX_CALLS_PER_STEP, full_budget, read_jsonl
+from budgetgym.core.tasks import Task
 from budgetgym.envs.bfcl.upstream import load_upstream
 
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")
@@ -26,11 +26,6 @@ def oracle_steps(ground_truth: list[list[str]]) -> int:
     A turn with more calls than one output may hold takes one step per ``MAX_CALLS_PER_STEP`` calls.
     """
     return sum(1 + math.ceil(len(calls) / MAX_CALLS_PER_STEP) for calls in ground_truth)
-
-
-def full_budget(ground_truth: list[list[str]]) -> int:
-    """The task's full turn budget: twice the oracle's steps, at least 6."""
-    return max(6, 2 * oracle_steps(ground_truth))
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,7 +47,8 @@ def load_category(category: str) -> tuple[Task, ...]:
         tasks.append(Task.from_record({
             **entry,
             "split": category,
-            "max_turns": full_budget(ground_truth),
+            "max_turns": full_budget(oracle_steps(ground_truth)),
+            "oracle_turns": oracle_steps(ground_truth),
             "instruction": first_message,
             "ground_truth": ground_truth,
             "missed_function": entry.get("missed_function", {}),

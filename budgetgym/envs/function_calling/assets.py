@@ -14,11 +14,11 @@ import collections
 import sys
 from typing import Any
 
-from budgetgym.core import TaskSet
-from budgetgym.core.tasks import ASSETS, read_jsonl
+from budgetgym.core import TaskSet, read_jsonl, write_jsonl
+from budgetgym.core.tasks import ASSETS
 from budgetgym.envs.function_calling.curated import CURATED, CURATED_TEST
 from budgetgym.envs.function_calling.failures import generate_failure_states
-from budgetgym.envs.function_calling.generate import generate_tasks, task_record, write_jsonl
+from budgetgym.envs.function_calling.generate import generate_tasks, task_record
 
 FOLDER = ASSETS / "function_calling"
 GENERATED_SEED = 0
@@ -35,11 +35,11 @@ def shipped_tasks() -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     FOLDER.mkdir(parents=True, exist_ok=True)
-    write_jsonl(shipped_tasks(), FOLDER / "tasks.jsonl")
+    write_jsonl(FOLDER / "tasks.jsonl", shipped_tasks())
     # Failure states are made from the tasks as read back from disk, exactly as the env will load them.
     tasks = read_jsonl(FOLDER / "tasks.jsonl")
     states = generate_failure_states(TaskSet(tasks), FAILURES_PER_KIND)
-    write_jsonl(states, FOLDER / "failure_states.jsonl")
+    write_jsonl(FOLDER / "failure_states.jsonl", states)
     splits = collections.Counter(t["split"] for t in tasks)
     kinds = collections.Counter(s["kind"] for s in states)
     print(f"{len(tasks)} tasks {dict(splits)}; {len(states)} failure states {dict(kinds)}", file=sys.stderr)

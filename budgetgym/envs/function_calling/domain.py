@@ -9,7 +9,6 @@ complete, fast snapshot of the domain.
 
 from __future__ import annotations
 
-import pickle
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping
@@ -18,20 +17,6 @@ from budgetgym.core import Tool, ToolCall
 
 if TYPE_CHECKING:  # drafting imports this module
     from budgetgym.envs.function_calling.drafting import Draft
-
-
-class ToolError(Exception):
-    """A tool refused the call (file not found, insufficient funds, ...): a normal observation."""
-
-
-def object_schema(properties: Mapping[str, Any], required: Collection[str] = ()) -> dict[str, Any]:
-    """The JSON Schema of a tool's arguments: named properties, no others."""
-    return {
-        "type": "object",
-        "properties": dict(properties),
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 @dataclass(frozen=True)
@@ -75,19 +60,3 @@ class Domain:
     plan: Callable[[Mapping[str, Any], Mapping[str, Any], Collection[str]], ToolCall | None]
     generate: Callable[[random.Random], Draft]
     mistakes: Mistakes
-
-
-def tool_map(*tools: Tool) -> dict[str, Tool]:
-    """Name -> tool, refusing duplicate names."""
-    table: dict[str, Tool] = {}
-    for tool in tools:
-        if tool.name in table:
-            raise ValueError(f"duplicate tool name {tool.name!r}")
-        table[tool.name] = tool
-    return table
-
-
-def copy_state(state: Any) -> Any:
-    """A deep copy of a JSON state. Pickle round-trips plain dicts and lists in C, several times
-    faster than ``copy.deepcopy`` or a JSON round trip; reset and restore both pay for one."""
-    return pickle.loads(pickle.dumps(state, pickle.HIGHEST_PROTOCOL))

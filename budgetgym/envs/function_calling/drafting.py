@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, copy_state
+from budgetgym.core.state import copy_state
+from budgetgym.core.tools import ToolError
 
 
 class Draft:

@@ -59,10 +59,14 @@ Registered Configurations:
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+import random
+from typing import Any, Mapping, Sequence
 
-from budgetgym.core import Action, SnapshotError, Task, TextEnv, Tool
-from budgetgym.envs.function_calling.domain import Domain, ToolError, copy_state
+from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
+from budgetgym.core.state import copy_state
+from budgetgym.core.tools import ToolError
+from budgetgym.envs.function_calling import failures
+from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.envs.function_calling.scoring import turn_problem
 
@@ -74,6 +78,8 @@ class FunctionCallingEnv(TextEnv):
 
     family = "function_calling"
     accepts_messages = True
+    failure_kinds = failures.KINDS
+    state_changing_kinds = failures.STATE_CHANGING
     instructions = (
         "You are an assistant serving a user through tools that act on a service (files, messages, "
         "a calendar or a bank). Call tools to do what the user asks; tool results come back as "
@@ -105,7 +111,7 @@ class FunctionCallingEnv(TextEnv):
         self._turn_calls = []
         return f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
 
-    def _execute(self, action: Action) -> str:
+    def _execute(self, action: Action) -> Outcome:
         if action.is_message:
             return self._answer(action.message)
         results = []
@@ -116,26 +122,30 @@ class FunctionCallingEnv(TextEnv):
                 result = {"error": str(err)}
             self._turn_calls.append([call.name, call.arguments])
             results.append(json.dumps(result, ensure_ascii=False))
-        return "\n".join(results)
+        return Outcome("\n".join(results))
 
-    def oracle_action(self) -> str | None:
+    def _oracle(self) -> Action | None:
         """Lookups the reference solution makes, then repairs toward the expected state, then the answer.
 
         The repair planner works from the difference between the current state and the turn's
         expected state, so it recovers from any mistake the tools can undo, not only from states on
         the reference path."""
-        task = self.task
-        if task is None or self._solved or self._failed or self._turn >= task.max_turns:
-            return None
-        turn = task["turns"][self._user_turn]
+        turn = self.task["turns"][self._user_turn]  # type: ignore[index]
         for lookup in turn["lookups"]:
             # List equality compares the argument dicts whatever their key order.
             if lookup["name"] in self.tools and [lookup["name"], lookup["arguments"]] not in self._turn_calls:
-                return json.dumps(lookup, ensure_ascii=False)
+                return Action((ToolCall(lookup["name"], lookup["arguments"]),))
         repair = self._domain.plan(self._backend.state, turn["expected"], self.tools)  # type: ignore[union-attr]
         if repair is not None:
-            return repair.to_json()
-        return turn["answer"]
+            return Action((repair,))
+        return Action((), turn["answer"])
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        return failures.propose(self, self._domain, kind, plan, rng)  # type: ignore[arg-type]
+
+    def state_key(self) -> str:
+        """The scored projection of the service's state (ids, cwd, read flags and logs left out)."""
+        return json.dumps(self._domain.project(self._backend.state), sort_keys=True)  # type: ignore[union-attr]
 
     def _get_state(self) -> Any:
         return {
@@ -181,16 +191,15 @@ class FunctionCallingEnv(TextEnv):
             tools = self._tool_sets[task.id] = {name: domain.tools[name] for name in task["tools"]}
         self.tools = tools
 
-    def _answer(self, message: str) -> str:
+    def _answer(self, message: str) -> Outcome:
         turns = self.task["turns"]  # type: ignore[index]
         turn = turns[self._user_turn]
         problem = turn_problem(self._domain, self._backend.state, turn, message)  # type: ignore[arg-type]
         if problem is not None:
-            return f"User: {problem} My request was: {turn['request']}"
+            return Outcome(f"User: {problem} My request was: {turn['request']}")
         self._user_turn += 1
         self._turn_calls = []
-        self._progress = self._user_turn / len(turns)
+        progress = self._user_turn / len(turns)
         if self._user_turn == len(turns):
-            self._solved = True
-            return FINAL_REPLY
-        return f"User: {turns[self._user_turn]['request']}"
+            return Outcome(FINAL_REPLY, solved=True, progress=progress)
+        return Outcome(f"User: {turns[self._user_turn]['request']}", progress=progress)

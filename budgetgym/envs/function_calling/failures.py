@@ -1,10 +1,8 @@
-"""Curated failure states: the oracle's own trajectory with one scripted mistake inserted.
+"""FunctionCalling's mistakes, for the core's failure-state builder (:mod:`budgetgym.core.failures`).
 
-For a task, the oracle is played to the end while a snapshot is kept before each of its actions.
-A point where the mistake makes sense is drawn, the snapshot there restored, and the mistaken action
-played instead of the oracle's; the snapshot after it is the failure state. It is kept only when the
-mistake was a valid action that changed what it should (the state, for the state-changing kinds), and
-the oracle still completes the task from it within the task's full budget.
+The builder plays the oracle, draws a point, and asks the env for a mistake of a kind there
+(``FunctionCallingEnv.propose_mistake`` -> :func:`propose`); this module says what each kind is in
+this family and spreads the shipped states over domains and splits.
 
 Kinds:
     wrong_argument: the right tool with a wrong argument, and the state changed (wrong folder,
@@ -20,105 +18,55 @@ Kinds:
 
 from __future__ import annotations
 
-import json
 import random
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import gymnasium as gym
 
-from budgetgym.core import Task, TaskSet, ToolCall
+from budgetgym.core import Action, Task, TaskSet, ToolCall
+from budgetgym.core.failures import build_failure_states
 from budgetgym.envs.function_calling.domain import Domain
-from budgetgym.envs.function_calling.domains import DOMAINS
+
+if TYPE_CHECKING:  # the env imports this module
+    from budgetgym.envs.function_calling.env import FunctionCallingEnv
 
 ENV_ID = "budgetgym/FunctionCalling-v0"
 KINDS = ("wrong_argument", "wrong_tool", "destructive_call", "skipped_step", "premature_answer")
 STATE_CHANGING = ("wrong_argument", "wrong_tool", "destructive_call")
 
 
-def _call(action: str) -> ToolCall | None:
-    """The oracle's action as a call (its calls are JSON objects), or None for a message."""
-    if not action.startswith("{"):
-        return None
-    record = json.loads(action)
-    return ToolCall(record["name"], record["arguments"])
-
-
 def _describe(call: ToolCall) -> str:
     return f"{call.name}({', '.join(f'{k}={v!r}' for k, v in call.arguments.items())})"
 
 
-def oracle_trajectory(env: gym.Env, task: Task) -> list[tuple[dict[str, Any], str]]:
-    """(snapshot before, oracle action) for each step of the oracle's solution."""
-    base = env.unwrapped
-    env.reset(seed=0, options={"task_id": task.id})  # a fixed episode seed: the snapshots are reproducible
-    steps = []
-    while True:
-        action = base.oracle_action()
-        if action is None:
-            return steps
-        steps.append((base.snapshot(), action))
-        _, _, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            return steps
+def propose(env: FunctionCallingEnv, domain: Domain, kind: str, plan: Sequence[Action],
+            rng: random.Random) -> tuple[Action, str] | None:
+    """The mistaken action of ``kind`` instead of the oracle's ``plan[0]``, and the failure state's
+    description, or None."""
+    turn = env.task["turns"][env.user_turn]  # type: ignore[index]
+    chosen = _mistake(kind, env, domain, turn, plan, rng)
+    if chosen is None:
+        return None
+    mistake, what = chosen
+    return mistake, f"While serving the request \"{turn['request']}\", the agent {what}."
 
 
-def make_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) -> dict[str, Any] | None:
-    """One failure state of ``kind`` for ``task``, or None when no point of the trajectory suits it."""
-    base = env.unwrapped
-    domain = DOMAINS[task["domain"]]
-    steps = oracle_trajectory(env, task)
-    # Every state the clean solution passes through: a state-changing mistake must leave this path
-    # (selling early what a later request sells is not a mistake the failure state can show).
-    clean = {_projection_key(domain, snapshot["state"]["backend"]) for snapshot, _ in steps}
-    clean.add(_projection_key(domain, base.backend_state))
-    points = list(range(len(steps)))
-    rng.shuffle(points)
-    for point in points:
-        env.reset(options={"snapshot": steps[point][0]})
-        request = task["turns"][base.user_turn]["request"]
-        chosen = _mistake(kind, base, domain, steps, point, rng)
-        if chosen is None:
-            continue
-        mistake, description = chosen
-        user_turn = base.user_turn
-        _, _, terminated, truncated, info = env.step(mistake)
-        if terminated or truncated or not info["action_valid"] or base.user_turn != user_turn:
-            continue  # not a mistake after all (an early answer that already had what it needed)
-        if kind in STATE_CHANGING and _projection_key(domain, base.backend_state) in clean:
-            continue
-        failure = base.snapshot()
-        if not _oracle_recovers(env, failure):
-            continue
-        return {
-            "id": f"{task.id}/{kind}",
-            "task_id": task.id,
-            "kind": kind,
-            "description": f"While serving the request \"{request}\", the agent {description}.",
-            "error_step": len(failure["transcript"]) - 1,
-            "snapshot": failure,
-        }
-    return None
-
-
-def _mistake(kind: str, base: Any, domain: Domain, steps: list[tuple[dict[str, Any], str]], point: int,
-             rng: random.Random) -> tuple[str, str] | None:
-    """The mistaken action of ``kind`` instead of the oracle's at ``point``, and what it was, or None."""
-    snapshot, intended = steps[point]
-    turn = base.task["turns"][base.user_turn]
-    state = base.backend_state
-    intended_call = _call(intended)
-    is_lookup = any(intended == json.dumps(lookup, ensure_ascii=False) for lookup in turn["lookups"])
+def _mistake(kind: str, env: FunctionCallingEnv, domain: Domain, turn: Any, plan: Sequence[Action],
+             rng: random.Random) -> tuple[Action, str] | None:
+    intended = plan[0]
+    intended_call = None if intended.is_message else intended.calls[0]
+    is_lookup = intended_call is not None and any(
+        [intended_call.name, intended_call.arguments] == [lookup["name"], lookup["arguments"]] for lookup in turn["lookups"])
     if kind == "premature_answer":
         if intended_call is None:
             return None
-        return turn["answer"], f"answered the user before finishing the request; the next step was {_describe(intended_call)}"
+        return Action((), turn["answer"]), f"answered the user before finishing the request; the next step was {_describe(intended_call)}"
     if kind == "skipped_step":
-        if intended_call is None or is_lookup or point + 1 >= len(steps):
-            return None  # skipping a read is harmless; skip a change
-        after, following = steps[point + 1][0], _call(steps[point + 1][1])
-        if after["state"]["user_turn"] != snapshot["state"]["user_turn"] or following is None:
-            return None  # going straight to the answer is a premature answer, another kind
-        return following.to_json(), f"skipped {_describe(intended_call)} and went straight to {_describe(following)}"
+        if intended_call is None or is_lookup or len(plan) < 2 or plan[1].is_message:
+            return None  # skipping a read is harmless; going straight to the answer is a premature answer
+        following = plan[1].calls[0]
+        return plan[1], f"skipped {_describe(intended_call)} and went straight to {_describe(following)}"
+    state = env.backend_state
     if kind == "destructive_call":
         call = domain.mistakes.destructive(state, rng)
         description = f"made an unrequested destructive call, {_describe(call)}" if call else ""
@@ -128,46 +76,19 @@ def _mistake(kind: str, base: Any, domain: Domain, steps: list[tuple[dict[str, A
         hook = domain.mistakes.wrong_argument if kind == "wrong_argument" else domain.mistakes.wrong_tool
         call = hook(intended_call, state, rng)
         description = f"called {_describe(call)} where {_describe(intended_call)} was needed" if call else ""
-    if call is None or call.name not in base.tools or call.to_json() == intended:
-        return None  # no such mistake here, or it is what the oracle would do anyway
-    return call.to_json(), description
-
-
-def _projection_key(domain: Domain, state: Mapping[str, Any]) -> str:
-    return json.dumps(domain.project(state), sort_keys=True)
-
-
-def _oracle_recovers(env: gym.Env, snapshot: dict[str, Any]) -> bool:
-    env.reset(options={"snapshot": snapshot})
-    base = env.unwrapped
-    while True:
-        action = base.oracle_action()
-        if action is None:
-            return False
-        _, _, terminated, truncated, info = env.step(action)
-        if terminated:
-            return bool(info["success"])
-        if truncated:
-            return False
+    if call is None or call.name not in env.tools:
+        return None
+    return Action((call,)), description
 
 
 def generate_failure_states(tasks: TaskSet, per_kind: int, seed: int = 0) -> list[dict[str, Any]]:
     """Up to ``per_kind`` failure states of each kind, spread over the tasks (one state per task)."""
     env = gym.make(ENV_ID, tasks=tasks)
-    counts = {kind: 0 for kind in KINDS}
-    states = []
-    for index, task in enumerate(_interleaved(tasks)):
-        wanted = [k for k in KINDS[index % len(KINDS):] + KINDS[: index % len(KINDS)] if counts[k] < per_kind]
-        for kind in wanted:
-            state = make_failure_state(env, task, kind, random.Random(f"budgetgym-fc-failures/{seed}/{task.id}/{kind}"))
-            if state is not None:
-                states.append(state)
-                counts[kind] += 1
-                break
-        if all(count >= per_kind for count in counts.values()):
-            break
-    env.close()
-    return states
+    try:
+        return build_failure_states(env, _interleaved(tasks), per_kind, seed=seed, namespace="budgetgym-fc-failures",
+                                    kinds=KINDS)
+    finally:
+        env.close()
 
 
 def _interleaved(tasks: Iterable[Task]) -> list[Task]:

@@ -10,13 +10,12 @@ Domains take turns (task i is of domain i mod 4); every fifth task is in the tes
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-from budgetgym.core import TaskSet
+from budgetgym.core import TaskSet, full_budget, rollout, write_jsonl
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.envs.function_calling.drafting import Draft
 
@@ -25,7 +24,7 @@ _MEASURING_BUDGET = 500
 
 
 def task_record(draft: Draft, task_id: str, split: str, **extra: Any) -> dict[str, Any]:
-    """A task record for ``draft``, with ``max_turns`` = max(6, 2 x the oracle's turns)."""
+    """A task record for ``draft``, its ``max_turns`` the core's full budget for the oracle's turns."""
     if not draft.turns:
         raise ValueError(f"{task_id}: a task needs at least one user turn")
     record = {
@@ -41,7 +40,7 @@ def task_record(draft: Draft, task_id: str, split: str, **extra: Any) -> dict[st
     }
     turns = oracle_turns(record)
     record["oracle_turns"] = turns
-    record["max_turns"] = max(6, 2 * turns)
+    record["max_turns"] = full_budget(turns)
     return record
 
 
@@ -50,19 +49,13 @@ def oracle_turns(record: dict[str, Any]) -> int:
     from budgetgym.envs.function_calling.env import FunctionCallingEnv  # the env imports this package
 
     env = FunctionCallingEnv(tasks=TaskSet([record]))
-    env.reset(options={"task_index": 0})
-    for turn in range(1, record["max_turns"] + 1):
-        action = env.oracle_action()
-        if action is None:
-            break
-        _, _, terminated, truncated, info = env.step(action)
-        if not info["action_valid"]:
-            raise RuntimeError(f"{record['id']}: the oracle's action {action!r} is invalid: {info['action_error']}")
-        if terminated:
-            if not info["success"]:
-                break
-            return turn
-    raise RuntimeError(f"{record['id']}: the oracle does not complete the task (stuck at user turn {env.user_turn})")
+    played = rollout(env, "oracle", options={"task_index": 0})
+    invalid = next((step for step in played.steps if not step.info["action_valid"]), None)
+    if invalid is not None:
+        raise RuntimeError(f"{record['id']}: the oracle's action {invalid.action!r} is invalid: {invalid.info['action_error']}")
+    if not played.success:
+        raise RuntimeError(f"{record['id']}: the oracle does not complete the task (stuck at user turn {env.user_turn})")
+    return played.turns
 
 
 def generate_tasks(seed: int, n: int, domains: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -77,15 +70,6 @@ def generate_tasks(seed: int, n: int, domains: Sequence[str] | None = None) -> l
     return records
 
 
-def write_jsonl(records: Iterable[dict[str, Any]], path: Path) -> int:
-    count = 0
-    with open(path, "w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            count += 1
-    return count
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -93,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the JSON-lines file to write")
     parser.add_argument("--domains", nargs="*", choices=sorted(DOMAINS), help="only these domains")
     args = parser.parse_args(argv)
-    count = write_jsonl(generate_tasks(args.seed, args.n, args.domains), args.out)
+    count = write_jsonl(args.out, generate_tasks(args.seed, args.n, args.domains))
     print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
     return 0
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from budgetgym.envs.function_calling.domain import ToolError
+from budgetgym.core.tools import ToolError
 
 ACCOUNT = {"type": "string", "minLength": 1, "maxLength": 50, "description": "An account name: checking, savings or brokerage."}
 AMOUNT = {"type": "number", "exclusiveMinimum": 0, "maximum": 10_000_000, "description": "In dollars, at most two decimals."}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 from typing import Any, Mapping
 
-from budgetgym.envs.function_calling.domain import ToolError
+from budgetgym.core.tools import ToolError
 
 DATE = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": "YYYY-MM-DD"}
 TIME = {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$", "description": "24-hour HH:MM"}

@@ -10,7 +10,7 @@ import bisect
 import posixpath
 from typing import Any, Mapping
 
-from budgetgym.envs.function_calling.domain import ToolError
+from budgetgym.core.tools import ToolError
 
 PATH = {"type": "string", "minLength": 1, "maxLength": 512, "description": "Absolute, or relative to the current directory."}
 

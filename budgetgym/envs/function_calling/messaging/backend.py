@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from budgetgym.envs.function_calling.domain import ToolError
+from budgetgym.core.tools import ToolError
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 100, "description": "The contact's full name, as in the contact list."}
 MESSAGE_ID = {"type": "string", "pattern": "^m[0-9]+$", "description": "A message id such as 'm12'."}

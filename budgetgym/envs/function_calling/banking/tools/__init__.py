@@ -4,7 +4,7 @@ from budgetgym.envs.function_calling.banking.tools import (
     add_payee, buy_stock, cancel_payment, get_balance, get_portfolio, get_quote, list_accounts, list_payees,
     list_payments, list_transactions, pay_bill, remove_payee, sell_stock, transfer,
 )
-from budgetgym.envs.function_calling.domain import tool_map
+from budgetgym.core.tools import tool_map
 
 TOOLS = tool_map(
     list_accounts.TOOL, get_balance.TOOL, list_transactions.TOOL, transfer.TOOL, list_payees.TOOL, add_payee.TOOL,

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import Bank
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 PAYEE = {"type": "string", "minLength": 1, "maxLength": 100}
 

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import BROKERAGE, SHARES, SYMBOL, Bank, dollars
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def buy_stock(bank: Bank, symbol: str, quantity: int) -> dict:

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import ACCOUNT, Bank, dollars
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def get_balance(bank: Bank, account: str) -> dict:

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import ACCOUNT, Bank
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def list_transactions(bank: Bank, account: str, limit: int = 10) -> dict:

@@ -3,7 +3,7 @@
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import ACCOUNT, AMOUNT, Bank, dollars, to_cents
 from budgetgym.envs.function_calling.banking.tools.add_payee import PAYEE
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 
 def pay_bill(bank: Bank, payee: str, from_account: str, amount: float) -> dict:

@@ -3,7 +3,7 @@
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import Bank
 from budgetgym.envs.function_calling.banking.tools.add_payee import PAYEE
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 
 def remove_payee(bank: Bank, name: str) -> dict:

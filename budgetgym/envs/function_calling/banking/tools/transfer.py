@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.banking.backend import ACCOUNT, AMOUNT, Bank, dollars, to_cents
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 
 def transfer(bank: Bank, from_account: str, to_account: str, amount: float) -> dict:

@@ -4,7 +4,7 @@ from budgetgym.envs.function_calling.calendar.tools import (
     add_attendee, cancel_event, create_event, find_free_slots, list_events, remove_attendee, reschedule_event,
     search_events,
 )
-from budgetgym.envs.function_calling.domain import tool_map
+from budgetgym.core.tools import tool_map
 
 TOOLS = tool_map(
     list_events.TOOL, search_events.TOOL, find_free_slots.TOOL, create_event.TOOL, reschedule_event.TOOL,

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import EVENT_ID, PERSON, Calendar
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 
 def add_attendee(cal: Calendar, event_id: str, name: str) -> dict:

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import EVENT_ID, Calendar
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def cancel_event(cal: Calendar, event_id: str) -> dict:

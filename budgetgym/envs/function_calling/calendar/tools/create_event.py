@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import DATE, PERSON, TIME, Calendar
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def create_event(cal: Calendar, title: str, date: str, start: str, end: str, attendees: list[str] | None = None) -> dict:

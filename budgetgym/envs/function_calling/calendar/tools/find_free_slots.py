@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import DATE, TIME, Calendar, clock, minutes, weekday
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 
 def find_free_slots(cal: Calendar, date: str, duration_minutes: int, earliest: str = "09:00", latest: str = "18:00") -> dict:

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import DATE, Calendar, weekday
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 
 
 def list_events(cal: Calendar, date: str) -> dict:

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import DATE, EVENT_ID, TIME, Calendar
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def reschedule_event(cal: Calendar, event_id: str, date: str, start: str, end: str) -> dict:

@@ -2,7 +2,7 @@
 
 from budgetgym.core import Tool
 from budgetgym.envs.function_calling.calendar.backend import Calendar
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 
 
 def search_events(cal: Calendar, query: str) -> dict:

@@ -1,6 +1,6 @@
 """The file system's tools, one module each, in the order the agent sees them."""
 
-from budgetgym.envs.function_calling.domain import tool_map
+from budgetgym.core.tools import tool_map
 from budgetgym.envs.function_calling.filesystem.tools import (
     change_directory, copy, delete, find_files, list_directory, make_directory, move, read_file, write_file,
 )

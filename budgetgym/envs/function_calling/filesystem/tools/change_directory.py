@@ -1,7 +1,7 @@
 """change_directory: set the folder that relative paths start from."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.filesystem.backend import PATH, FileSystem
 
 

@@ -1,7 +1,7 @@
 """copy: copy a file."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 from budgetgym.envs.function_calling.filesystem.backend import PATH, FileSystem
 
 

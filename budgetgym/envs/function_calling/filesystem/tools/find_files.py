@@ -4,7 +4,7 @@ import fnmatch
 import posixpath
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 from budgetgym.envs.function_calling.filesystem.backend import PATH, FileSystem, under
 
 MAX_MATCHES = 50

@@ -1,7 +1,7 @@
 """list_directory: the folders and files directly inside a folder."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.filesystem.backend import PATH, FileSystem, under
 
 

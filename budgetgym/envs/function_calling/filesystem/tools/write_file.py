@@ -3,7 +3,7 @@
 import posixpath
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 from budgetgym.envs.function_calling.filesystem.backend import PATH, FileSystem
 
 

@@ -1,6 +1,6 @@
 """The messaging app's tools, one module each, in the order the agent sees them."""
 
-from budgetgym.envs.function_calling.domain import tool_map
+from budgetgym.core.tools import tool_map
 from budgetgym.envs.function_calling.messaging.tools import (
     add_contact, delete_contact, delete_message, find_contact, list_contacts, list_messages, read_message,
     restore_message, search_messages, send_message, update_contact,

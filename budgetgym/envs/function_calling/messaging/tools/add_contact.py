@@ -1,7 +1,7 @@
 """add_contact: a new contact."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 from budgetgym.envs.function_calling.messaging.backend import NAME, Mailbox
 
 EMAIL = {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$", "maxLength": 200}

@@ -1,7 +1,7 @@
 """delete_contact: remove a contact (messages stay)."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.messaging.backend import NAME, Mailbox
 
 

@@ -1,7 +1,7 @@
 """delete_message: move a message to the trash."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 from budgetgym.envs.function_calling.messaging.backend import MESSAGE_ID, Mailbox
 
 

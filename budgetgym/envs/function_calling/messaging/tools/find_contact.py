@@ -1,7 +1,7 @@
 """find_contact: contacts whose name, email or phone contains a text."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.messaging.backend import Mailbox
 
 

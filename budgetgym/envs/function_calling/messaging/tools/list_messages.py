@@ -1,7 +1,7 @@
 """list_messages: the messages of a folder, newest first."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.messaging.backend import Mailbox, summary
 
 

@@ -1,7 +1,7 @@
 """read_message: a whole message; marks it read."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.messaging.backend import MESSAGE_ID, Mailbox
 
 

@@ -1,7 +1,7 @@
 """search_messages: messages (any folder) whose text contains a phrase."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.messaging.backend import Mailbox, summary
 
 

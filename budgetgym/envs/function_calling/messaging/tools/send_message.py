@@ -1,7 +1,7 @@
 """send_message: send a text message to a contact."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import object_schema
+from budgetgym.core.tools import object_schema
 from budgetgym.envs.function_calling.messaging.backend import NAME, Mailbox
 
 

@@ -1,7 +1,7 @@
 """update_contact: change a contact's email and/or phone."""
 
 from budgetgym.core import Tool
-from budgetgym.envs.function_calling.domain import ToolError, object_schema
+from budgetgym.core.tools import ToolError, object_schema
 from budgetgym.envs.function_calling.messaging.backend import NAME, Mailbox
 from budgetgym.envs.function_calling.messaging.tools.add_contact import EMAIL, PHONE
 
