@@ -52,6 +52,8 @@ def build_image(name: str = IMAGE, force: bool = False, log=print) -> bool:
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"debootstrap failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        # `python` as well as `python3`, as on most development machines.
+        os.symlink("python3", os.path.join(root, "usr/bin/python"))
         # Smaller image, faster import: package caches and docs are not needed to run tests.
         for sub in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/locale"):
             shutil.rmtree(os.path.join(root, sub), ignore_errors=True)
