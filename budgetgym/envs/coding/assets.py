@@ -23,7 +23,7 @@ FOLDER = ASSETS / "coding"
 SEED = 0
 PER_REPO = 12
 FIRST_PASS_PER_KIND = 16
-SECOND_PASS_PER_KIND = 4
+SECOND_PASS_PER_KIND = 6
 
 
 def failure_states(tasks: TaskSet) -> list[dict]:
@@ -32,8 +32,9 @@ def failure_states(tasks: TaskSet) -> list[dict]:
     env = CodingEnv(tasks=tasks)
     try:
         states = build_failure_states(env, list(tasks), FIRST_PASS_PER_KIND, seed=SEED, namespace="coding")
-        half = len(tasks) // 2
-        rotated = list(tasks)[half:] + list(tasks)[:half]
+        # rotated by a count prime to the number of kinds: each task starts from another kind
+        shift = len(tasks) // 2 + 1
+        rotated = list(tasks)[shift:] + list(tasks)[:shift]
         seen = {state["id"] for state in states}
         more = build_failure_states(env, rotated, SECOND_PASS_PER_KIND, seed=SEED, namespace="coding/second")
         states += [state for state in more if state["id"] not in seen]

@@ -86,17 +86,27 @@ class Workspace:
             raise ToolError(str(err)) from None
         self.sync()
 
-    def text_files(self, path: str) -> dict[str, str]:
+    def search(self, query: str, path: str, limit: int) -> list[tuple[str, int, str]]:
+        """(path, line number, line) of the lines that contain ``query``, in the files under ``path``."""
         rel = self._rel(path)
-        found = {}
+        texts = {}
         for name, data in self.files.items():
             if rel in (".", name) or name.startswith(rel.rstrip("/") + "/"):
                 try:
-                    found[name] = data.decode("utf-8")
+                    texts[name] = data.decode("utf-8")
                 except UnicodeDecodeError:
                     continue
-        if any(self.task["locate"]["query"] in text for text in found.values()):
+        if not texts:
+            raise ToolError(f"no text files under {path}")
+        if self.task["bug"]["path"] in texts and self.task["locate"]["query"] in query:
             self.searched = True
+        found = []
+        for name, text in texts.items():
+            for number, line in enumerate(text.splitlines(), 1):
+                if query in line:
+                    found.append((name, number, line))
+                    if len(found) >= limit:
+                        return found
         return found
 
     def sync(self) -> bool:

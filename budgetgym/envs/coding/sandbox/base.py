@@ -72,8 +72,8 @@ SIGNAL_REASONS = {9: "SIGKILL (memory or process limit, or stopped)", 24: "CPU t
                   25: "file size limit exceeded (SIGXFSZ)", 11: "segmentation fault (SIGSEGV)", 6: "aborted (SIGABRT)"}
 
 
-def relative_path(path: str) -> str:
-    """The workspace-relative POSIX path of ``path`` (relative, or absolute under /workspace), or a
+def relative_path(path: str, root: str = WORKDIR) -> str:
+    """The workspace-relative POSIX path of ``path`` (relative, or absolute under ``root``), or a
     :class:`SandboxPathError` for anything that would leave the workspace."""
     if not isinstance(path, str) or not path.strip():
         raise SandboxPathError("the path is empty")
@@ -82,14 +82,14 @@ def relative_path(path: str) -> str:
     text = path.strip()
     if text.startswith("/"):
         normal = posixpath.normpath(text)
-        if normal == WORKDIR:
+        if normal == root:
             return "."
-        if not normal.startswith(WORKDIR + "/"):
-            raise SandboxPathError(f"{path!r} is outside the workspace {WORKDIR}")
-        text = normal[len(WORKDIR) + 1:]
+        if not normal.startswith(root + "/"):
+            raise SandboxPathError(f"{path!r} is outside the workspace {root}")
+        text = normal[len(root) + 1:]
     normal = posixpath.normpath(text)
     if normal == ".." or normal.startswith("../"):
-        raise SandboxPathError(f"{path!r} is outside the workspace {WORKDIR}")
+        raise SandboxPathError(f"{path!r} is outside the workspace {root}")
     return normal
 
 

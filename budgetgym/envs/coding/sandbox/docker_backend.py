@@ -18,9 +18,11 @@ from __future__ import annotations
 import atexit
 import io
 import os
+import socket
 import tarfile
 import threading
 import time
+import weakref
 from typing import Mapping
 
 from budgetgym.envs.coding.sandbox.base import (
@@ -30,6 +32,7 @@ from budgetgym.envs.coding.sandbox.base import (
 
 USER = "1000:1000"
 LABEL = "budgetgym.coding"
+OWNER = f"{socket.gethostname()}:{os.getpid()}"
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0", "TERM": "dumb"}
 # Runs inside the container: resolve a workspace path and refuse one that leaves the workspace.
@@ -101,19 +104,22 @@ class ContainerPool:
     _pools: dict[tuple, "ContainerPool"] = {}
     _lock = threading.Lock()
 
-    def __init__(self, client, image: str, limits: Limits, size: int) -> None:
+    def __init__(self, client, image: str, limits: Limits, size: int, make_workspace: bool = True) -> None:
         self.client, self.image, self.limits, self.size = client, image, limits, size
+        self.make_workspace = make_workspace
         self._idle: list = []
         self._mutex = threading.Lock()
         self._filling: threading.Thread | None = None
 
     @classmethod
-    def get(cls, client, image: str, limits: Limits, size: int) -> "ContainerPool":
-        key = (client.api.base_url, image, limits)
+    def get(cls, client, image: str, limits: Limits, size: int, make_workspace: bool = True) -> "ContainerPool":
+        key = (client.api.base_url, image, limits, make_workspace)
         with cls._lock:
             pool = cls._pools.get(key)
             if pool is None:
-                pool = cls._pools[key] = ContainerPool(client, image, limits, size)
+                pool = cls._pools[key] = ContainerPool(client, image, limits, size, make_workspace)
+            if len(cls._pools) == 1:
+                reap(client)
             pool.size = max(pool.size, size)
             return pool
 
@@ -125,7 +131,8 @@ class ContainerPool:
         limits = self.limits
         try:
             container = self.client.containers.run(
-                self.image, ["sleep", "infinity"], detach=True, network_mode="none", labels={LABEL: "1"},
+                self.image, ["sleep", "infinity"], detach=True, network_mode="none",
+                labels={LABEL: "1", f"{LABEL}.owner": OWNER},
                 mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes, nano_cpus=1_000_000_000,
                 pids_limit=limits.processes + 8, cap_drop=["ALL"], security_opt=["no-new-privileges"],
                 tmpfs={"/tmp": "size=64m"}, init=True, auto_remove=False,
@@ -137,15 +144,19 @@ class ContainerPool:
                                      f"`python -m budgetgym.envs.coding.image` (as root)") from None
         except docker.errors.APIError as err:
             raise SandboxUnavailable(f"could not start a container of {self.image}: {err}") from None
-        container.put_archive("/", _tar({}, uid=1000, top="workspace", dir_mode=0o700))
+        if self.make_workspace:
+            container.put_archive("/", _tar({}, uid=1000, top="workspace", dir_mode=0o700))
         return container
 
-    def take(self):
+    def take(self, refill: bool = True):
+        """An idle container (a new one when none is idle); ``refill=False`` leaves the refill to the
+        caller, who starts it once the container is ready (the engine is not kept busy meanwhile)."""
         with self._mutex:
             container = self._idle.pop() if self._idle else None
         if container is None:
             container = self.start()
-        self.refill()
+        if refill:
+            self.refill()
         return container
 
     def refill(self) -> None:
@@ -196,6 +207,28 @@ class ContainerPool:
 atexit.register(ContainerPool.drain_all)
 
 
+def reap(client) -> int:
+    """Remove the containers that processes of this machine left behind when they died (killed
+    before their teardown ran); returns how many."""
+    host = socket.gethostname()
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        owner = container.labels.get(f"{LABEL}.owner", "")
+        name, _, pid = owner.rpartition(":")
+        if name != host or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its process still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        _remove(container)
+        removed += 1
+    return removed
+
+
 def _remove(container) -> None:
     try:
         container.remove(force=True)
@@ -207,14 +240,22 @@ class DockerSandbox(Sandbox):
     backend = "docker"
 
     def __init__(self, limits: Limits | None = None, image: str | None = None, pool_size: int = 2,
-                 client=None) -> None:
+                 client=None, workdir: str = WORKDIR, user: str = USER) -> None:
+        """``workdir``/``user``: where the repository is and who runs commands; the defaults make an
+        empty ``/workspace`` for uid 1000. An image that brings its repository (SWE-bench's
+        ``/testbed``) names its folder and usually runs as root; then no processes are ended between
+        commands (ending root's would stop the container)."""
         super().__init__(limits)
         from budgetgym.envs.coding.image import IMAGE
 
         self.client = client or docker_client()
         self.image = image or IMAGE
-        self.pool = ContainerPool.get(self.client, self.image, self.limits, pool_size)
+        self.workdir = workdir
+        self.user = user
+        self.pool = ContainerPool.get(self.client, self.image, self.limits, pool_size,
+                                      make_workspace=workdir == WORKDIR)
         self.container = None
+        self._finalizer: weakref.finalize | None = None
         self._grade_count = 0
         self._closed = False
 
@@ -224,12 +265,22 @@ class DockerSandbox(Sandbox):
         if self._closed:
             raise SandboxDied("the sandbox is closed")
         old, self.container = self.container, None
-        if old is not None:
-            threading.Thread(target=_remove, args=(old,), daemon=True).start()
-        container = self.pool.take()
+        self._adopt(self.pool.take(refill=False))
+        try:
+            if files:
+                self._put(self.workdir, _tar(files, uid=self._uid))
+        finally:
+            # the engine's slow work (removing the old container, starting a spare) after the reset
+            if old is not None:
+                threading.Thread(target=_remove, args=(old,), daemon=True).start()
+            self.pool.refill()
+
+    def _adopt(self, container) -> None:
+        """Hold ``container`` for this episode; it is removed at close, or at exit if close never comes."""
+        if self._finalizer is not None:
+            self._finalizer.detach()
         self.container = container
-        if files:
-            self._put("/workspace", _tar(files, uid=1000))
+        self._finalizer = weakref.finalize(self, _remove, container)
 
     def alive(self) -> bool:
         if self._closed or self.container is None:
@@ -244,6 +295,8 @@ class DockerSandbox(Sandbox):
         if self._closed:
             return
         self._closed = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
         if self.container is not None:
             _remove(self.container)
             self.container = None
@@ -254,7 +307,7 @@ class DockerSandbox(Sandbox):
             raise SandboxDied("the sandbox is closed")
         if self.container is not None:
             threading.Thread(target=_remove, args=(self.container,), daemon=True).start()
-        self.container = self.pool.take()
+        self._adopt(self.pool.take())
 
     # ------------------------------------------------------------------ engine calls
 
@@ -278,8 +331,13 @@ class DockerSandbox(Sandbox):
     def _put(self, path: str, data: bytes) -> None:
         self._engine(self.container.put_archive, path, data)
 
-    def _exec(self, argv: list[str], *, user: str = USER, workdir: str = WORKDIR) -> tuple[int, bytes, bytes]:
+    @property
+    def _uid(self) -> int:
+        return int(self.user.split(":")[0]) if self.user.split(":")[0].isdigit() else 0
+
+    def _exec(self, argv: list[str], *, user: str | None = None, workdir: str | None = None) -> tuple[int, bytes, bytes]:
         api = self.client.api
+        user, workdir = user or self.user, workdir or self.workdir
         exec_id = self._engine(api.exec_create, self.container.id, argv, user=user, workdir=workdir,
                                environment=_ENV)["Id"]
         out, err = self._engine(api.exec_start, exec_id, demux=True)
@@ -287,19 +345,20 @@ class DockerSandbox(Sandbox):
         return code, out or b"", err or b""
 
     def _kill_user(self) -> None:
-        self._exec(["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"])
+        if self._uid != 0:
+            self._exec(["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"])
 
     # ------------------------------------------------------------------ commands
 
     def run(self, command: str, timeout: float | None = None) -> RunResult:
-        return self._run(command, WORKDIR, timeout)
+        return self._run(command, self.workdir, timeout)
 
     def _run(self, command: str, workdir: str, timeout: float | None) -> RunResult:
         limits = self.limits
         wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
         api = self.client.api
         argv = ["timeout", "-s", "KILL", f"{wall:g}", "/bin/sh", "-c", command]
-        exec_id = self._engine(api.exec_create, self.container.id, argv, user=USER, workdir=workdir,
+        exec_id = self._engine(api.exec_create, self.container.id, argv, user=self.user, workdir=workdir,
                                environment=_ENV)["Id"]
         from docker.utils.socket import frames_iter
 
@@ -354,8 +413,8 @@ class DockerSandbox(Sandbox):
     # ------------------------------------------------------------------ files
 
     def _resolve(self, path: str, mode: str) -> tuple[int, bytes, bytes]:
-        rel = relative_path(path)
-        return self._exec(["python3", "-I", "-c", _RESOLVE, WORKDIR, rel, mode, str(self.limits.file_bytes)])
+        rel = relative_path(path, self.workdir)
+        return self._exec(["python3", "-I", "-c", _RESOLVE, self.workdir, rel, mode, str(self.limits.file_bytes)])
 
     def read_bytes(self, path: str) -> bytes:
         code, out, err = self._resolve(path, "read")
@@ -365,7 +424,7 @@ class DockerSandbox(Sandbox):
         if reason == "missing":
             raise FileNotFoundError(f"{path}: no such file")
         if reason == "outside":
-            raise SandboxPathError(f"{path!r} resolves outside the workspace {WORKDIR}")
+            raise SandboxPathError(f"{path!r} resolves outside the workspace {self.workdir}")
         if reason == "large":
             raise SandboxPathError(f"{path} is larger than {self.limits.file_bytes} bytes")
         raise SandboxPathError(f"{path} is not a file")
@@ -377,12 +436,12 @@ class DockerSandbox(Sandbox):
         reason = err.decode(errors="replace").strip()
         if code != 0:
             if reason == "outside":
-                raise SandboxPathError(f"{path!r} resolves outside the workspace {WORKDIR}")
+                raise SandboxPathError(f"{path!r} resolves outside the workspace {self.workdir}")
             raise SandboxPathError(f"{path} is a folder")
-        self._put(WORKDIR, _tar({out.decode(): data}, uid=1000))
+        self._put(self.workdir, _tar({out.decode(): data}, uid=self._uid))
 
     def files(self) -> dict[str, bytes]:
-        stream, _ = self._engine(self.container.get_archive, WORKDIR)
+        stream, _ = self._engine(self.container.get_archive, self.workdir)
         buffer = io.BytesIO(b"".join(stream))
         found: dict[str, bytes] = {}
         with tarfile.open(fileobj=buffer) as archive:

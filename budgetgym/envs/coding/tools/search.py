@@ -1,19 +1,12 @@
 """search: where a piece of text occurs in the repository."""
 
-from budgetgym.core import Tool, ToolError, object_schema
+from budgetgym.core import Tool, object_schema
 
 MAX_MATCHES = 50
 
 
 def search(ws, query: str, path: str = ".") -> str:
-    files = ws.text_files(path)
-    if not files:
-        raise ToolError(f"no text files under {path}")
-    matches = []
-    for name, text in files.items():
-        for number, line in enumerate(text.splitlines(), 1):
-            if query in line:
-                matches.append(f"{name}:{number}: {line.strip()}")
+    matches = [f"{name}:{number}: {line.strip()}" for name, number, line in ws.search(query, path, MAX_MATCHES + 1000)]
     if not matches:
         return f"No matches for {query!r} under {path}."
     shown = matches[:MAX_MATCHES]
