@@ -179,7 +179,7 @@ class LocalSandbox(Sandbox):
             handle.write(data)
         self._own(target)
 
-    def _own(self, path: Path) -> None:
+    def _own(self, path: Path | str) -> None:
         if self.as_root and self.isolated:
             os.chown(path, self.uid, self.gid, follow_symlinks=False)
 
@@ -204,19 +204,27 @@ class LocalSandbox(Sandbox):
         self._write_tree(self.workspace, files, own=True)
 
     def _write_tree(self, root: Path, files: Mapping[str, str | bytes], *, own: bool) -> None:
-        made: set[Path] = {root}
+        # os.path, not pathlib: pathlib interns every path part, which grows the interpreter's
+        # table of interned strings with every episode's paths.
+        base = str(root)
+        made: set[str] = {base}
         for path, content in files.items():
-            target = root / relative_path(path)
-            folder = target.parent
+            target = os.path.join(base, relative_path(path))
+            folder = os.path.dirname(target)
             if folder not in made:
-                folder.mkdir(parents=True, exist_ok=True)
-                if own:
-                    for sub in [folder, *folder.parents]:
-                        if sub == root or sub in made:
-                            break
+                missing = []
+                current = folder
+                while current not in made and not os.path.isdir(current):
+                    missing.append(current)
+                    current = os.path.dirname(current)
+                for sub in reversed(missing):
+                    os.mkdir(sub)
+                    if own:
                         self._own(sub)
-                made.update([folder, *folder.parents])
-            target.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+                    made.add(sub)
+                made.add(folder)
+            with open(target, "wb") as handle:
+                handle.write(content.encode("utf-8") if isinstance(content, str) else content)
             if own:
                 self._own(target)
 
