@@ -122,8 +122,9 @@ def test_without_instances_it_says_what_is_missing(monkeypatch):
 
 def test_the_gold_patch_resolves_the_instance(env):
     run = rollout(env, "oracle", seed=0)
-    assert run.success and run.turns == 2, run.steps[-1][1]
-    assert "resolved." in run.steps[-1][1]
+    last = run.steps[-1].observation
+    assert run.success and run.turns == 2, last
+    assert "resolved." in last and "not resolved" not in last
 
 
 def test_submitting_at_once_or_deleting_the_tests_does_not_resolve(env):

@@ -52,7 +52,7 @@ from budgetgym.envs.swebench.instances import load_instances, task_record, workd
 
 TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
 INSTALL = "SWEBench-v0 needs the swebench package: pip install 'budgetgym[swebench]'"
-PATCH_FILE = "/tmp/budgetgym-model.patch"
+PATCH_FILE = "/budgetgym-model.patch"  # not under /tmp: a tmpfs there hides archive uploads
 APPLY_MARKER = "BUDGETGYM_GOLD_PATCH"
 
 
@@ -152,7 +152,7 @@ def grade(sandbox, instance: Mapping[str, Any], patch: str) -> tuple[bool, str]:
         fresh.load({})
         lines = []
         if patch.strip():
-            fresh._put("/tmp", _single_file(PATCH_FILE.rsplit("/", 1)[1], patch))
+            fresh._put("/", _single_file(PATCH_FILE.lstrip("/"), patch))
             applied = fresh.run(f"git apply -v {PATCH_FILE}", timeout=60)
             lines.append(applied.output)
             lines.append(">>>>> Applied Patch" if applied.exit_code == 0 else ">>>>> Patch Apply Failed")
@@ -231,7 +231,7 @@ class SWEBenchEnv(TextEnv):
                                      pool_size=self.pool_size)
         self.sandbox.load({})
         if patch.strip():
-            self.sandbox._put("/tmp", _single_file(PATCH_FILE.rsplit("/", 1)[1], patch))
+            self.sandbox._put("/", _single_file(PATCH_FILE.lstrip("/"), patch))
             applied = self.sandbox.run(f"git apply {PATCH_FILE} && rm {PATCH_FILE}")
             if applied.exit_code != 0:
                 raise SnapshotError(f"the snapshot's patch does not apply to {instance['image']}: {applied.output[-300:]}")
