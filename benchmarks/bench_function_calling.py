@@ -30,7 +30,8 @@ import gymnasium as gym
 import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core import load_failure_states, parse_action
 from budgetgym.envs.function_calling import FunctionCallingEnv
-from budgetgym.envs.function_calling.domain import ToolError, copy_state
+from budgetgym.core.state import copy_state
+from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling.scoring import turn_problem
 
 ENV_ID = "budgetgym/FunctionCalling-v0"

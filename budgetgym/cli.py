@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.env import text_env
 import budgetgym
 from budgetgym.eval.cli import add_commands as add_eval_commands
 from budgetgym.wrappers import REVEAL_MODES, parse_budget
@@ -34,11 +35,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         except Exception as err:  # an adapter whose extra is missing says how to install it
             row["unavailable"] = str(err)
         else:
-            tasks = env.unwrapped.tasks
+            tasks = text_env(env).tasks
             budgets = [t.max_turns for t in tasks]
             row.update(tasks=len(tasks), splits={s: sum(t.split == s for t in tasks) for s in tasks.splits},
                        full_budget={"min": min(budgets), "median": statistics.median(budgets), "max": max(budgets)},
-                       failure_states=len(env.unwrapped.failure_states()))
+                       failure_states=len(text_env(env).failure_states()))
             env.close()
         rows.append(row)
     if args.json:
@@ -79,11 +80,11 @@ def cmd_play(args: argparse.Namespace) -> int:
         if line.strip() == ":quit":
             return 0
         if line.strip() == ":tools":
-            for tool in env.unwrapped.tools.values():
+            for tool in text_env(env).tools.values():
                 print(f"  {tool.signature()}  {tool.description}")
             continue
         if line.strip() == ":hint":
-            print(f"  oracle: {env.unwrapped.oracle_action()}")
+            print(f"  oracle: {text_env(env).oracle_action()}")
             continue
         observation, reward, terminated, truncated, info = env.step(line)
         print(observation)

@@ -229,3 +229,20 @@ def test_long_run_memory_stays_flat(env_id):
     grown = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
     assert grown < 256 * 1024, f"{grown} bytes retained over 2000 episodes"
+
+
+def test_no_exploit_agent_beats_the_random_agent(env_id):
+    """Reward integrity (budgetgym.eval.exploits): every exploit that concerns the family, generic or
+    its own, solves at most 5 points more of a task sample than the random agent does."""
+    from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
+
+    env = make_or_skip(env_id)
+    sample = env.unwrapped.exploit_sample
+    env.close()
+    result = run_exploit_probe(env_id, sample=sample, seed=0)
+    table = format_exploit_table(result)
+    assert result["baselines"]["oracle"]["pass_at_1"] > result["baselines"]["random"]["pass_at_1"], table
+    assert any(row["applies"] for row in result["exploits"]), table
+    if result["upstream"]:
+        pytest.skip(f"{env_id}'s figures are upstream's: {result['upstream']}\n{table}")
+    assert not result["flagged"], table

@@ -59,7 +59,9 @@ class CounterEnv(TextEnv):
         return Action((ToolCall("add", {"n": min(3, self.task["target"] - self.value)}),))
 
     def _render_oracle(self, action: Action) -> str:
-        return f"add({action.calls[0].arguments['n']})"
+        if len(action.calls) == 1 and action.calls[0].name == "add":
+            return f"add({action.calls[0].arguments['n']})"
+        return super()._render_oracle(action)
 
     def _get_state(self) -> Any:
         return {"value": self.value} if self.fast_restore else None

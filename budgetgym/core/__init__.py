@@ -2,7 +2,7 @@
 
 from budgetgym.core.actions import MAX_CALLS_PER_STEP, Action, ActionError, ToolCall, expected_forms, parse_action
 from budgetgym.core.budgets import full_budget
-from budgetgym.core.env import SNAPSHOT_FORMAT, Outcome, SnapshotError, TextEnv, render_action
+from budgetgym.core.env import SNAPSHOT_FORMAT, Outcome, SnapshotError, TextEnv, render_action, text_env
 from budgetgym.core.jsonl import Record, read_jsonl, write_jsonl
 from budgetgym.core.rollout import Rollout, oracle_policy, rollout
 from budgetgym.core.spaces import UnicodeText
@@ -14,5 +14,5 @@ __all__ = [
     "MAX_CALLS_PER_STEP", "Action", "ActionError", "Outcome", "Record", "Rollout", "SNAPSHOT_FORMAT", "SnapshotError",
     "Task", "TaskSet", "TextEnv", "Tool", "ToolCall", "ToolError", "UnicodeText", "copy_state", "expected_forms",
     "full_budget", "load_failure_states", "load_tasks", "object_schema", "oracle_policy", "parse_action", "read_jsonl",
-    "render_action", "rollout", "tool_map", "write_jsonl",
+    "render_action", "rollout", "text_env", "tool_map", "write_jsonl",
 ]

@@ -22,7 +22,7 @@ import abc
 import json
 import random
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Collection, Mapping, Sequence
 
 import gymnasium as gym
 
@@ -60,6 +60,15 @@ class Outcome:
     reward: float | None = None
 
 
+def text_env(env: gym.Env) -> "TextEnv":
+    """The :class:`TextEnv` under ``env``'s wrappers; a clear ``TypeError`` for any other env.
+    Code that reads budgetgym members (tasks, snapshots, the oracle) through wrappers goes through it."""
+    base = env.unwrapped
+    if not isinstance(base, TextEnv):
+        raise TypeError(f"expected a budgetgym text env (a TextEnv under the wrappers), got {type(base).__name__}")
+    return base
+
+
 def render_action(action: Action) -> str:
     """The canonical text of a structured action: the message itself, one JSON tool call, or a JSON
     list of them. The shared parser reads it back to the same action."""
@@ -92,6 +101,16 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     instructions: ClassVar[str] = ""
     max_action_length: ClassVar[int] = 65_536
     max_observation_length: ClassVar[int] = 262_144
+    #: Reward integrity (``budgetgym probe exploits``): the family's own exploit agents by name, as
+    #: ``"module:Class"`` under ``budgetgym.eval.exploits`` (the generic ones apply to every family).
+    exploits: ClassVar[Mapping[str, str]] = {}
+    #: The tools that only read, where their names do not say so (None: judged by name).
+    read_only_tools: ClassVar[Collection[str] | None] = None
+    #: How many tasks the contract test's exploit probe samples (fewer where episodes are slow).
+    exploit_sample: ClassVar[int] = 40
+    #: Set (to the reason) for adapters scored by an upstream checker: their exploit figures are
+    #: reported as upstream's, not held to the contract's threshold.
+    exploit_upstream: ClassVar[str | None] = None
     #: The kinds of mistake ``propose_mistake`` can make (the failure-state builder asks for these).
     failure_kinds: ClassVar[tuple[str, ...]] = ()
     #: The kinds whose mistake must move ``state_key()`` off the clean solution's path (None: all;

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypedDict
 
 Record = dict[str, Any]
 """One JSON object: a task, a failure state, an episode."""
@@ -53,3 +53,26 @@ def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]], *, sort_
         if temporary.exists():
             temporary.unlink()
     return count
+
+
+class EpisodeRecord(TypedDict, total=False):
+    """One episode of a sweep, as a line of ``episodes.jsonl`` (the evaluation adds fields of its own).
+
+    ``budget`` is the cap as asked (None: the full budget; an int: turns; a float: a share of the
+    full budget; a ``"1.5x"`` string: a multiple of the oracle's turns), ``cap`` the turns it came to;
+    ``turns`` counts the turns taken and ``success`` whether the task was solved within them.
+    """
+
+    env: str
+    agent: str
+    task: str
+    reveal: str
+    budget: int | float | str | None
+    attempt: int
+    seed: int
+    max_turns: int
+    cap: int
+    turns: int
+    success: bool
+    reward: float
+    actions: list[str]

@@ -1,4 +1,4 @@
-"""Evaluation: agents, Pass@(K,T) sweeps, recovery and action-quality probes, reports.
+"""Evaluation: agents, Pass@(K,T) sweeps, recovery, action-quality and exploit probes, reports.
 
 Importing this package needs only budgetgym's core dependencies; the chat agent, progress bars,
 tables and plots need ``budgetgym[eval]`` and the Ray executor ``budgetgym[ray]``, imported on use.
@@ -11,10 +11,10 @@ tables and plots need ``budgetgym[eval]`` and the Ray executor ``budgetgym[ray]`
 from budgetgym.eval.agents import (Agent, AgentError, NoisyOracleAgent, OpenAIChatAgent, OracleAgent, RandomAgent,
                                    make_agent)
 from budgetgym.eval.metrics import pass_at_k, pass_grid
-from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
+from budgetgym.eval.probes import run_action_quality_probe, run_exploit_probe, run_recovery_probe
 from budgetgym.eval.report import compare, summarize, write_comparison, write_report
 from budgetgym.eval.sweep import SweepResult, run_sweep
 
 __all__ = ["Agent", "AgentError", "NoisyOracleAgent", "OpenAIChatAgent", "OracleAgent", "RandomAgent", "SweepResult",
-           "compare", "make_agent", "pass_at_k", "pass_grid", "run_action_quality_probe", "run_recovery_probe",
-           "run_sweep", "summarize", "write_comparison", "write_report"]
+           "compare", "make_agent", "pass_at_k", "pass_grid", "run_action_quality_probe", "run_exploit_probe",
+           "run_recovery_probe", "run_sweep", "summarize", "write_comparison", "write_report"]

@@ -1,5 +1,5 @@
 """The evaluation verbs of the ``budgetgym`` command: ``eval``, ``probe recovery``,
-``probe action-quality``, ``report`` and ``compare``. ``budgetgym.cli`` adds them with
+``probe action-quality``, ``probe exploits``, ``report`` and ``compare``. ``budgetgym.cli`` adds them with
 :func:`add_commands`; each verb's ``func`` takes the parsed arguments and returns an exit code.
 """
 
@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from budgetgym.core.env import text_env
 from budgetgym.eval._extras import MissingExtraError
 from budgetgym.eval.agents import AgentError, make_agent
 from budgetgym.eval.executors import EXECUTORS, make_executor
@@ -224,13 +225,40 @@ def cmd_probe_action_quality(args: argparse.Namespace) -> int:
     return 0
 
 
+@_handled
+def cmd_probe_exploits(args: argparse.Namespace) -> int:
+    """Pass@1 at full budget of every exploit agent that concerns each env, beside the oracle and random."""
+    import budgetgym
+    from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
+
+    results, unavailable = [], []
+    for env_id in args.env or [entry.id for entry in budgetgym.REGISTRY]:
+        try:
+            results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
+                                             attempts=args.attempts, seed=args.seed, threshold=args.threshold,
+                                             executor=_executor(args), progress=not args.no_progress))
+        except ImportError as err:  # an adapter whose extra is missing
+            unavailable.append({"env": env_id, "unavailable": str(err)})
+    path = _write_json(results + unavailable, Path(args.out), "exploits.json")
+    if not args.quiet:
+        print(format_exploit_table(results))
+        for row in unavailable:
+            print(f"\n{row['env']}: unavailable: {row['unavailable']}")
+    print(f"wrote {path}")
+    flagged = [f"{r['env']}: {', '.join(r['flagged'])}" for r in results if r["flagged"] and not r["upstream"]]
+    if args.check and flagged:
+        print("budgetgym: exploits beat the random agent: " + "; ".join(flagged), file=sys.stderr)
+        return 1
+    return 0
+
+
 def _first_env_with_failure_states() -> str:
     import gymnasium as gym
 
     for env_id in default_env_ids():
         env = gym.make(env_id)
         try:
-            if env.unwrapped.failure_states():
+            if text_env(env).failure_states():
                 return env_id
         finally:
             env.close()
@@ -292,6 +320,19 @@ def add_commands(subparsers: Any) -> None:
     quality.add_argument("--quiet", action="store_true")
     _add_run_options(quality)
     quality.set_defaults(func=cmd_probe_action_quality)
+
+    exploits = probes.add_parser("exploits", help="exploit agents' Pass@1 beside the oracle's and random's",
+                                 description=cmd_probe_exploits.__doc__)
+    exploits.add_argument("--env", action="append", default=None, help="an env id (repeatable; default: every id)")
+    exploits.add_argument("--tasks", default=None, help="a split, a count (the first n tasks), or task ids a,b,c")
+    exploits.add_argument("--sample", type=int, default=None, help="a seeded sample of that many of those tasks")
+    exploits.add_argument("--attempts", type=int, default=1, help="episodes per task and agent")
+    exploits.add_argument("--threshold", type=float, default=0.05, help="largest allowed excess over random")
+    exploits.add_argument("--check", action="store_true", help="exit 1 when an exploit beats the threshold")
+    exploits.add_argument("--out", default="runs/probe")
+    exploits.add_argument("--quiet", action="store_true")
+    _add_run_options(exploits)
+    exploits.set_defaults(func=cmd_probe_exploits)
 
     report = subparsers.add_parser("report", parents=[grid], help="tables, JSON, CSV and plots from episodes",
                                    description=cmd_report.__doc__)

@@ -8,8 +8,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+from budgetgym.core.jsonl import Record
 
-Record = dict[str, Any]
 Key = tuple[Any, ...]
 
 

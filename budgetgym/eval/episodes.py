@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from budgetgym.core.rollout import rollout
 from budgetgym.eval.agents.base import Agent
 
 
@@ -30,14 +31,5 @@ def continue_episode(env: gym.Env[str, str], agent: Agent, observation: str, inf
                      seed: int) -> EpisodeResult:
     """Let ``agent`` act from the env's current state (just reset or restored) until the episode ends."""
     agent.reset(env, observation, info, seed)
-    actions: list[str] = []
-    reward_sum = 0.0
-    success = bool(info.get("success", False))
-    terminated = truncated = False
-    while not (terminated or truncated):
-        action = agent.act(observation, info)
-        actions.append(action)
-        observation, reward, terminated, truncated, info = env.step(action)
-        reward_sum += float(reward)
-        success = bool(info.get("success", False))
-    return EpisodeResult(len(actions), success, reward_sum, actions, bool(truncated))
+    played = rollout(env, lambda observation, info, env: agent.act(observation, info), start=(observation, info))
+    return EpisodeResult(played.turns, played.success, played.total_reward, played.actions, played.truncated)

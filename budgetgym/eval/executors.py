@@ -24,13 +24,13 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.jsonl import Record
 from budgetgym.eval._extras import require
 from budgetgym.eval.agents.base import Agent
 
 EXECUTORS = ("serial", "threads", "processes", "ray")
 
 Job = dict[str, Any]
-Record = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from budgetgym.core.jsonl import Record
 from budgetgym.eval._extras import require
 from budgetgym.eval.metrics import difference_grid, pass_grid
 from budgetgym.eval.plots import budget_label, plot_difference_heatmaps, plot_pass_curves, plot_pass_heatmaps
 from budgetgym.eval.sweep import DEFAULT_BUDGETS
 
-Record = Mapping[str, Any]
 
 SHORTCUT_NOTE = (
     "reveal=none ran each attempt once at the task's full budget: the agent is never told its cap, so an "

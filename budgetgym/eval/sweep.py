@@ -22,6 +22,8 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.env import text_env
+from budgetgym.core.jsonl import EpisodeRecord
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key, sort_key
 from budgetgym.eval.episodes import play_episode
@@ -54,18 +56,18 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
     """Task ids from ``tasks``: None (all of the env's tasks), a split name or one task id, an int
     (the first n), or a list of ids."""
-    selected = env.unwrapped.tasks
+    selected = text_env(env).tasks
     if tasks is None:
         return list(selected.ids)
     if isinstance(tasks, str):
-        return [tasks] if tasks in env.unwrapped.all_tasks else list(selected.select(tasks).ids)
+        return [tasks] if tasks in text_env(env).all_tasks else list(selected.select(tasks).ids)
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         if tasks < 1:
             raise ValueError(f"tasks as a count must be >= 1, got {tasks}")
         return list(selected.ids[:tasks])
     ids = list(tasks)
     for task_id in ids:
-        env.unwrapped.all_tasks.get(task_id)  # raises a KeyError that lists some valid ids
+        text_env(env).all_tasks.get(task_id)  # raises a KeyError that lists some valid ids
     return ids
 
 
@@ -88,7 +90,7 @@ def plan_sweep(env_id: str, agent_name: str, task_budgets: dict[str, int], attem
     return jobs
 
 
-def run_sweep_episode(worker: Worker, job: Job) -> Record:
+def run_sweep_episode(worker: Worker, job: Job) -> EpisodeRecord:
     """One sweep episode: the job's task under its cap and reveal mode (or the full budget)."""
     agent = worker.agents["agent"]
     env = worker.env
@@ -154,7 +156,7 @@ def run_sweep(
     probe_env = gym.make(env_id, **(env_kwargs or {}))
     try:
         task_ids = select_tasks(probe_env, tasks)
-        task_budgets = {t: probe_env.unwrapped.all_tasks.get(t).max_turns for t in task_ids}
+        task_budgets = {t: text_env(probe_env).all_tasks.get(t).max_turns for t in task_ids}
     finally:
         probe_env.close()
     jobs = plan_sweep(env_id, agent.name, task_budgets, attempts, budgets, reveals, seed, shortcut)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 import gymnasium as gym
+from budgetgym.core.env import text_env
 import numpy as np
 from gymnasium.utils import seeding
 
@@ -41,7 +42,7 @@ class ErrorInjection(gym.Wrapper[str, str, str, str]):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
         super().__init__(env)
-        records = list(states) if states is not None else list(env.unwrapped.failure_states())
+        records = list(states) if states is not None else list(text_env(env).failure_states())
         for record in records:
             missing = {"id", "task_id", "kind", "snapshot"} - set(record)
             if missing:
@@ -53,7 +54,7 @@ class ErrorInjection(gym.Wrapper[str, str, str, str]):
             if unknown:
                 raise ValueError(f"unknown failure kinds {unknown}; available: {available}")
             records = [r for r in records if r["kind"] in kinds]
-        selected = env.unwrapped.tasks
+        selected = text_env(env).tasks
         self.states: tuple[Mapping[str, Any], ...] = tuple(r for r in records if r["task_id"] in selected)
         if not self.states:
             raise ValueError(f"no failure states of kinds {kinds or available} for the selected tasks")
@@ -85,7 +86,7 @@ class ErrorInjection(gym.Wrapper[str, str, str, str]):
     def _candidates(self, options: Mapping[str, Any]) -> list[Mapping[str, Any]] | tuple[Mapping[str, Any], ...]:
         task_id = options.get("task_id")
         if task_id is None and "task_index" in options:
-            task_id = self.env.unwrapped.tasks[options["task_index"]].id
+            task_id = text_env(self.env).tasks[options["task_index"]].id
         if task_id is None:
             return self.states
         if task_id not in self._by_task:

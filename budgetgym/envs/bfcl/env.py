@@ -53,6 +53,11 @@ replay the turn's ground-truth calls with BFCL's executor; then
 
 A task is solved when every user turn passes, which is BFCL's verdict for the entry.
 
+Neither checker reads the agent's messages, so after the right calls any answer passes: answer
+stuffing and "Sorry, I can't do that." each solve every entry the oracle solves. ``budgetgym probe
+exploits`` reports these figures as BFCL's own (``exploit_upstream``); budgetgym keeps BFCL's verdicts
+as they are rather than change the benchmark.
+
 ## Termination
 
 ``terminated`` when the last user turn passes (success), or when a user turn fails its check: BFCL
@@ -122,6 +127,10 @@ class BFCLEnv(TextEnv):
         "turn and brings the next request. If no function can do what is asked, or the request lacks a "
         "parameter a function needs, do not guess: say so in plain text."
     )
+    #: The exploit probe reports this family's figures as they are: the verdicts are BFCL's own
+    #: checkers', which never read the agent's messages (see ``budgetgym.eval.exploits``).
+    exploit_upstream = ("scored by BFCL's own state and response checkers, which do not read the agent's messages; "
+                        "the figures are upstream's, reported as they are")
 
     def __init__(
         self,

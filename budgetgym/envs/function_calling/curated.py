@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from budgetgym.envs.function_calling.banking.backend import Bank
+from budgetgym.envs.function_calling.banking.backend import Bank, dollars
 from budgetgym.envs.function_calling.banking.backend import project as bank_project
 from budgetgym.envs.function_calling.banking.generator import CUSTOMER, PAYEES, PRICES
 from budgetgym.envs.function_calling.banking.tools import TOOLS as BANK_TOOLS
@@ -50,7 +50,8 @@ def tax_receipts() -> Draft:
     d.user("What do they add up to?")
     for name in ("receipt-dentist.txt", "receipt-glasses.txt", "receipt-pharmacy.txt"):
         d.look("read_file", path=f"/documents/taxes/2024/{name}")
-    d.reply("They add up to 537.50 (185.40 + 310.00 + 42.10).", facts=["537.50"])
+    # The cinema ticket is not a receipt: a total with it (550.00), or its amount, is wrong.
+    d.reply("They add up to 537.50 (185.40 + 310.00 + 42.10).", facts=["537.50"], distractors=["550.00", "12.50"])
     d.user("Write that total into /documents/taxes/2024/total.txt as the single line \"Total: 537.50\".")
     d.do("write_file", path="/documents/taxes/2024/total.txt", content="Total: 537.50\n")
     d.reply("Created total.txt with \"Total: 537.50\".")
@@ -76,7 +77,8 @@ def project_cleanup() -> Draft:
     d.reply("Deleted /projects/app/tmp and its 2 files.")
     d.user("Where did I note the API key for the weather service, and what is it?")
     d.look("find_files", contains="API key")
-    d.reply("It's in /notes/keys.txt: WX-55-ALPHA.", facts=["/notes/keys.txt", "WX-55-ALPHA"])
+    d.reply("It's in /notes/keys.txt: WX-55-ALPHA.", facts=["/notes/keys.txt", "WX-55-ALPHA"],
+            distractors=["/notes/ideas.txt"])
     d.user("Copy that note into the project folder as /projects/app/.env.")
     d.do("copy", source="/notes/keys.txt", destination="/projects/app/.env")
     d.reply("Copied it to /projects/app/.env.")
@@ -100,7 +102,8 @@ def spare_key() -> Draft:
          ("deals@shopmart.example", "Offer 41: last chance!", False)]))
     d.user("Who told me where the spare key is, and where is it?")
     d.look("search_messages", query="spare key")
-    d.reply("Ana Silva: it's under the blue pot.", facts=["Ana Silva", "blue pot"])
+    d.reply("Ana Silva: it's under the blue pot.", facts=["Ana Silva", "blue pot"],
+            distractors=["Ben Okafor", "Chen Novak"])
     d.user("Ben sent me his new number. Save it on his contact.")
     d.look("list_messages", contact="Ben Okafor")
     d.do("update_contact", name="Ben Okafor", phone="+1 555 777 0101")
@@ -123,7 +126,8 @@ def two_alexes() -> Draft:
         [("Grace Haddad", "Dinner Saturday at 8? Bring Alex.", False)]))
     d.user("Tell Alex: \"Dinner at Grace's on Saturday at 8.\"")
     d.look("find_contact", query="Alex")
-    d.reply("You have two contacts named Alex: Alex Berg and Alex Moreau. Which one?", facts=["Alex Berg", "Alex Moreau"])
+    d.reply("You have two contacts named Alex: Alex Berg and Alex Moreau. Which one?",
+            facts=["Alex Berg", "Alex Moreau"], distractors=["Grace Haddad"], clarify=True)
     d.user("Both of them, actually.")
     d.do("send_message", to="Alex Berg", text="Dinner at Grace's on Saturday at 8.")
     d.do("send_message", to="Alex Moreau", text="Dinner at Grace's on Saturday at 8.")
@@ -131,7 +135,8 @@ def two_alexes() -> Draft:
     d.user("Alex Moreau's email is wrong, it's amoreau@studio.example now. Fix it, and tell me Alex Berg's phone number.")
     d.do("update_contact", name="Alex Moreau", email="amoreau@studio.example")
     d.look("find_contact", query="Alex Berg")
-    d.reply("Updated Alex Moreau's email. Alex Berg's phone is +1 555 100 2000.", facts=["+1 555 100 2000"])
+    d.reply("Updated Alex Moreau's email. Alex Berg's phone is +1 555 100 2000.", facts=["+1 555 100 2000"],
+            distractors=["+1 555 900 1234"])
     d.user("Reply to Grace: \"Count us in!\"")
     d.do("send_message", to="Grace Haddad", text="Count us in!")
     d.reply("Replied to Grace Haddad.")
@@ -155,7 +160,8 @@ def dentist_shuffle() -> Draft:
            "tell me what it is and don't change anything.")
     d.look("search_events", query="Dentist")
     d.look("list_events", date="2025-03-06")
-    d.reply("I can't: Thursday 10:00-11:00 conflicts with Budget sync.", facts=["Budget sync"], decline=True)
+    d.reply("I can't: Thursday 10:00-11:00 conflicts with Budget sync.", facts=["Budget sync"], decline=True,
+            distractors=["Team retro"])
     d.user("OK, then move the Budget sync to 13:00-14:00 that day first, and then the dentist.")
     d.do("reschedule_event", event_id="e2", date="2025-03-06", start="13:00", end="14:00")
     d.do("reschedule_event", event_id="e1", date="2025-03-06", start="10:00", end="11:00")
@@ -201,6 +207,11 @@ def _bank(checking: int, savings: int, brokerage: int, holdings: dict[str, int],
             "holdings": dict(holdings), "transactions": [], "next_id": 0}
 
 
+def _balances(d: Draft, *accounts: str) -> list[str]:
+    """The balances of ``accounts`` now, as an answer would write them (distractors)."""
+    return [f"{dollars(d.state['accounts'][a]['balance']):.2f}" for a in accounts]
+
+
 def rent_month() -> Draft:
     d = Draft("banking", BANK_TOOLS, bank_project, Bank,
               _bank(95000, 400000, 12000, {"VTI": 4}, ["Landlord LLC", "City Power"]))
@@ -217,7 +228,7 @@ def rent_month() -> Draft:
     d.reply("Cancelled the 1400.00 payment and paid 1350.00 instead.")
     d.user("What's left in checking now?")
     d.look("get_balance", account="checking")
-    d.reply("Checking has 50.00 left.", facts=["50.00"])
+    d.reply("Checking has 50.00 left.", facts=["50.00"], distractors=_balances(d, "savings", "brokerage"))
     return d
 
 
@@ -237,7 +248,7 @@ def rebalance() -> Draft:
             decline=True)
     d.user("Fine. What's my brokerage cash now?")
     d.look("get_balance", account="brokerage")
-    d.reply("Your brokerage cash is 216.20.", facts=["216.20"])
+    d.reply("Your brokerage cash is 216.20.", facts=["216.20"], distractors=_balances(d, "checking", "savings"))
     return d
 
 

@@ -3,8 +3,11 @@
 A generator opens a user turn (``user``), makes the reference solution's calls on the draft's own
 backend (``look`` for reads, ``do`` for changes; a tool error here is a bug in the generator and
 raises), and closes the turn with the answer (``reply``). The draft records, per turn, the request,
-the lookups, the expected state (the projection of the backend after the turn), the facts the answer
-must carry, and whether the request must be declined. ``generate.py`` turns drafts into task records.
+the lookups, the expected state (the projection of the backend after the turn), whether the turn
+changes the state, the facts the answer must carry, the distractors it must not state, and whether
+the request must be declined. The reference answer is scored as an agent's would be, so a generator
+that writes an answer its own turn would refuse fails at once. ``generate.py`` turns drafts into
+task records.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 from budgetgym.core import Tool
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
+from budgetgym.envs.function_calling.scoring import answer_problem, has_fact
 
 
 class Draft:
@@ -55,7 +59,7 @@ class Draft:
     def user(self, request: str) -> None:
         if self._open is not None:
             raise RuntimeError("the previous user turn has no reply yet")
-        self._open = {"request": request, "lookups": [], "changes": []}
+        self._open = {"request": request, "lookups": [], "changes": [], "before": copy_state(self.project(self.state))}
 
     def look(self, tool: str, /, **arguments: Any) -> Any:
         """A read the reference solution makes; the oracle repeats it before acting."""
@@ -67,20 +71,40 @@ class Draft:
         self._current()["changes"].append({"name": tool, "arguments": arguments})
         return self._run(tool, arguments)
 
-    def reply(self, answer: str, facts: Sequence[Any] = (), decline: bool = False) -> None:
+    def reply(self, answer: str, facts: Sequence[Any] = (), decline: bool = False,
+              distractors: Sequence[Any] = (), clarify: bool = False) -> None:
         """Close the turn with the oracle's ``answer``. ``facts``: only what the request asks for (a
         string, or a list of equivalent spellings), each of which ``answer`` must state; ``decline``:
-        the request cannot be done, so the state must stay as it was and the answer must say so."""
+        the request cannot be done, so the state must stay as it was and the answer must say so;
+        ``distractors``: what a wrong or lazy answer would state instead (the other account's
+        balance, the other file's path), none of which an answer may state. A distractor that some
+        spelling of a fact would also match is dropped (two accounts can hold the same amount).
+        ``clarify``: the request is ambiguous and the answer asks which one is meant, naming the
+        candidates (the facts); "I can't tell which one you mean" is then a fair answer."""
         turn = self._current()
-        self._open = None
-        self.turns.append({
+        expected = copy_state(self.project(self.backend.state))
+        kept = []
+        for distractor in distractors:
+            spellings = distractor if isinstance(distractor, list) else [distractor]
+            clashes = any(has_fact(spelling, fact) for spelling in spellings for fact in facts)
+            if not clashes and distractor not in kept:
+                kept.append(distractor)
+        record = {
             "request": turn["request"],
             "lookups": turn["lookups"],
-            "expected": copy_state(self.project(self.backend.state)),
+            "expected": expected,
+            "changes": expected != turn["before"],
             "facts": list(facts),
+            "distractors": kept,
             "decline": decline,
+            "clarify": clarify,
             "answer": answer,
-        })
+        }
+        problem = answer_problem(record, answer)
+        if problem is not None:
+            raise RuntimeError(f"the reference answer {answer!r} to {turn['request']!r} fails its own turn: {problem}")
+        self._open = None
+        self.turns.append(record)
 
     def _current(self) -> dict[str, Any]:
         if self._open is None:

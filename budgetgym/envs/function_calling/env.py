@@ -31,8 +31,16 @@ Rewards:
     expected state for that turn on the fields that matter (folders, and files by their non-blank
     lines; contacts, inbox, sent and trash; events; balances, holdings, payees and pending
     payments; never ids, the current directory, read flags or the transaction log), (2) the message
-    carries every fact the request asked for (numbers by value), and (3) for a request that cannot
-    be done, the message says so.
+    carries every fact the request asked for (numbers by value), (3) for a request that cannot be
+    done, the message says so, and (4) the message does not contradict itself or bury the answer:
+    it states none of the turn's distractors (what a wrong or lazy answer would state instead: the
+    other account's balance, the other file's path, the other event's time, recorded per user turn
+    by the generators), it states at most 3 distinct values (paths, emails, dates, times, phone
+    numbers, decimal amounts) per fact asked for, plus 5, and where the request changed the state
+    or asks for facts (a clarifying question aside) it does not refuse or report failure ("I
+    can't", "unfortunately", "I'm afraid"; an apology alone is fine). So pasting every tool
+    result, or answering "Sorry, I can't do that." after doing the work, does not complete a turn;
+    ``budgetgym probe exploits`` measures such tricks (``scoring.py`` holds the rule).
 
     A message that fails the check does not end the episode: like a real user, the user objects
     ("That isn't right yet ...") and restates the request; the turn stays open and the agent may
@@ -67,7 +75,7 @@ from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
 from budgetgym.envs.function_calling.domain import Domain
-from budgetgym.envs.function_calling.domains import DOMAINS
+from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
 from budgetgym.envs.function_calling.scoring import turn_problem
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
@@ -86,11 +94,20 @@ class FunctionCallingEnv(TextEnv):
         "JSON, and a result with an \"error\" key means the call failed and changed nothing. When a "
         "request is done, or when you need to ask or answer something, write a plain-text message "
         "to the user (no tool call): that ends your part of the turn and brings the user's next "
-        "request. Include in your message any fact the user asked for (numbers as digits). If a "
+        "request. Include in your message any fact the user asked for (numbers as digits), and only what "
+        "was asked: do not paste tool results or list other candidates. When a request is done, say so "
+        "plainly, without apologising or hedging as if it failed. If a "
         "request cannot be done with the tools you have, do nothing and tell the user that you "
         "cannot do it. If a request is ambiguous, ask which one is meant. Change nothing the user "
         "did not ask for."
     )
+    #: Exploit agents of this family, for the exploit probe (see ``budgetgym.eval.exploits``).
+    exploits = {
+        "hedged-answer": "budgetgym.eval.exploits.function_calling:HedgedAnswer",
+        "claim-done": "budgetgym.eval.exploits.function_calling:ClaimDone",
+    }
+    #: The tools that change nothing the scoring looks at (the exploit probe's read-only sweep).
+    read_only_tools = READ_ONLY_TOOLS
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

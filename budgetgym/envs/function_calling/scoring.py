@@ -1,10 +1,19 @@
 """Scoring one user turn: the state must match the expected one on the fields that matter, and the
-agent's message must carry the facts the user asked for (and, where the request cannot be done, say
-so). Exact and cheap: one projection, one dict comparison, a few regular expressions.
+agent's message must answer the request: carry the facts it asked for, state none of the turn's
+distractors, not bury the answer under far more values than asked for, decline exactly when the
+request cannot be done, and not refuse a request that was carried out or can be answered. Exact and
+cheap: one projection, one dict comparison, a few regular expressions; no model in the loop.
 
 Facts are only what the request asks for (a balance, a path, a time); for an ambiguous request they
-are the candidates, so a good clarifying question names them. Numbers are matched by value, other
-facts as whole, case-insensitive words."""
+are the candidates, so a good clarifying question names them. Distractors are what a wrong or lazy
+answer would state instead (the other account's balance, the other file's path, the other event's
+time), recorded by the generators; the oracle's answer states none of them. Numbers are matched by
+value, other facts and distractors as whole, case-insensitive words.
+
+Why: facts matched by presence alone let an answer that pastes every tool result pass (answer
+stuffing), and a turn that checked only the state let "Sorry, I can't do that." pass after the work
+was done. The exploit probe (``budgetgym probe exploits``) measures both.
+"""
 
 from __future__ import annotations
 
@@ -15,13 +24,53 @@ from budgetgym.envs.function_calling.domain import Domain
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _NUMERIC_FACT = re.compile(r"-?\d+(?:\.\d+)?")
+_APOSTROPHE = "['\u2019]"
 # Ways of saying "I can't do that" (or "it would fail"), so an impossible request is declined, not faked.
+# Lenient on purpose: it only has to hear a decline where one is due.
 _DECLINE = re.compile(
-    r"\b(?:can ?not|can'?t|couldn'?t|won'?t be able|unable|not able|not possible|impossible"
-    r"|no (?:tool|way|option|function|ability)|don'?t have|do not have|isn'?t (?:possible|supported)"
-    r"|not supported|unavailable|not something i can|insufficient|not enough|conflicts?|sorry|unfortunately)\b",
+    rf"\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
+    rf"|impossible|no (?:tool|way|option|function|ability)|don{_APOSTROPHE}?t have|do not have"
+    rf"|isn{_APOSTROPHE}?t (?:possible|supported)|not supported|unavailable|not something i can|insufficient"
+    r"|not enough|conflicts?|sorry|unfortunately)\b",
     re.IGNORECASE,
 )
+# Refusals and bad news: what a message that reports success, or gives the answer, must not say.
+# Narrower than _DECLINE ("sorry for the wait", "you don't have anything on Friday", "not enough
+# for two shares" are fine in an answer).
+_REFUSAL = re.compile(
+    rf"\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|could not|won{_APOSTROPHE}?t be able|unable|not able"
+    rf"|wasn{_APOSTROPHE}?t able|not possible|impossible|isn{_APOSTROPHE}?t possible|not supported"
+    rf"|isn{_APOSTROPHE}?t supported|unfortunately|i{_APOSTROPHE}?m afraid|no (?:tool|way|function|ability)"
+    rf"|(?:don{_APOSTROPHE}?t|do not) have (?:a|an|the|any) (?:tool|way|function))\b",
+    re.IGNORECASE,
+)
+# The kinds of value tool results are full of: emails, file paths, ISO dates, clock times, phone
+# numbers and decimal amounts. An answer is judged by how many distinct ones it states.
+_VALUE = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
+    r"|(?<![\w/.])/[\w.-]+(?:/[\w.-]+)*"  # absolute path
+    r"|\b\d{4}-\d{2}-\d{2}\b"  # ISO date
+    r"|\b\d{1,2}:\d{2}\b"  # clock time
+    r"|\+\d[\d -]{6,}\d"  # phone number
+    r"|\b\d[\d,]*\.\d+\b"  # decimal amount
+)
+
+#: An answer may state at most ``VALUES_PER_FACT`` x facts + ``VALUES_SLACK`` distinct values.
+VALUES_PER_FACT = 3
+VALUES_SLACK = 5
+
+# What the user says, and why. None of these may itself read as a decline or a refusal, or an agent
+# that repeats the user's words back would pass a turn.
+STATE_WRONG = "That isn't right yet: what I asked for isn't all done, or something else was changed."
+STATE_CHANGED_ON_DECLINE = "I didn't want anything changed for that request, but things have changed."
+NOT_DECLINED = "Can that actually be done? Please tell me plainly."
+REFUSED_DONE = ("Your message says it didn't work, but it looks done to me. Please tell me plainly how it went, "
+                "without apologising for something that worked.")
+REFUSED_ANSWERABLE = "Your message says there's no answer, but there is one. Please just tell me what I asked."
+DISTRACTED = ("Some of what you tell me doesn't fit my question: it's about something else. Please tell me just "
+              "what I asked, not every result you found.")
+TOO_MUCH = "That's far more than I asked for. Please tell me just what I asked, not every result you found."
+MISSING = "You haven't told me what I asked for."
 
 
 def numbers_in(text: str) -> set[float]:
@@ -41,9 +90,12 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
     A numeric fact matches any number of equal value ("1250" matches "$1,250.00"); any other fact
     matches case-insensitively as a whole token ("Sam Lee" does not match "Sam Leeds")."""
     alternatives = fact if isinstance(fact, list) else [fact]
+    numbers: set[float] | None = None
     for alternative in alternatives:
         if _NUMERIC_FACT.fullmatch(alternative):
-            if float(alternative) in numbers_in(message):
+            if numbers is None:
+                numbers = numbers_in(message)
+            if float(alternative) in numbers:
                 return True
         elif re.search(rf"(?<!\w){re.escape(alternative)}(?!\w)", message, re.IGNORECASE):
             return True
@@ -51,19 +103,51 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
 
 
 def declines(message: str) -> bool:
-    """Whether the message tells the user that the request cannot be done."""
-    return _DECLINE.search(message) is not None
+    """Whether the message tells the user that the request cannot be done (leniently: every refusal,
+    and also "sorry", "insufficient", "not enough", "conflicts", ...)."""
+    return _DECLINE.search(message) is not None or _REFUSAL.search(message) is not None
+
+
+def refuses(message: str) -> bool:
+    """Whether the message refuses or reports failure ("I can't", "unfortunately", "I'm afraid")."""
+    return _REFUSAL.search(message) is not None
+
+
+def stated_values(message: str) -> set[str]:
+    """The distinct values the message states (emails, paths, dates, times, phones, decimal amounts)."""
+    return {value.rstrip(".").lower() for value in _VALUE.findall(message)}
+
+
+def value_cap(turn: Mapping[str, Any]) -> int:
+    """How many distinct values an answer to ``turn`` may state."""
+    return VALUES_PER_FACT * len(turn.get("facts", ())) + VALUES_SLACK
+
+
+def answer_problem(turn: Mapping[str, Any], message: str) -> str | None:
+    """What the user finds wrong with ``message`` as the answer to ``turn`` (its state aside), or None.
+
+    A turn that must be declined needs a decline. Any other turn whose request changed the state
+    (``changes``) or asks for facts must not be refused: an answer that says it failed after the work
+    was done, or that there is no answer when there is one, contradicts itself (a clarifying question,
+    ``clarify``, may say "I can't tell which one you mean"). Then no distractor may be stated, nor
+    more distinct values than the turn's cap, and every fact must be."""
+    facts = turn.get("facts", ())
+    if turn.get("decline"):
+        if not declines(message):
+            return NOT_DECLINED
+    elif (turn.get("changes") or (facts and not turn.get("clarify"))) and refuses(message):
+        return REFUSED_DONE if turn.get("changes") else REFUSED_ANSWERABLE
+    if any(has_fact(message, distractor) for distractor in turn.get("distractors", ())):
+        return DISTRACTED
+    if facts and len(stated_values(message)) > value_cap(turn):
+        return TOO_MUCH
+    if not all(has_fact(message, fact) for fact in facts):
+        return MISSING
+    return None
 
 
 def turn_problem(domain: Domain, state: Mapping[str, Any], turn: Mapping[str, Any], message: str) -> str | None:
     """What the user finds wrong with the answer to ``turn``, or None when the turn is done."""
     if domain.project(state) != turn["expected"]:
-        if turn.get("decline"):
-            return "I didn't want anything changed for that request, but things have changed."
-        return "That isn't right yet: what I asked for isn't all done, or something else was changed."
-    if turn.get("decline") and not declines(message):
-        return "Can that actually be done? Please tell me plainly."
-    missing = [fact for fact in turn.get("facts", ()) if not has_fact(message, fact)]
-    if missing:
-        return "You haven't told me what I asked for."
-    return None
+        return STATE_CHANGED_ON_DECLINE if turn.get("decline") else STATE_WRONG
+    return answer_problem(turn, message)

@@ -18,16 +18,11 @@ from typing import Any
 
 import gymnasium as gym
 
+from budgetgym import chat
 from budgetgym.eval._extras import require
 from budgetgym.eval.agents.base import AgentError
 
-TOOL_MODES = ("auto", "native", "text")
-
-_TEXT_FORMS = (
-    "Act with exactly one tool call per reply, written as JSON: "
-    '{"name": "<tool>", "arguments": {...}}, or the same inside <tool_call>...</tool_call>. '
-    "You may think before the call; only the call is executed."
-)
+TOOL_MODES = ("auto", *chat.TOOL_MODES)
 
 
 class OpenAIChatAgent:
@@ -107,21 +102,19 @@ class OpenAIChatAgent:
         return bool(self._tools) and self._native_ok is not False
 
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
-        base = env.unwrapped
-        self._tools = info.get("tools") or [tool.openai_schema() for tool in base.tools.values()]
-        self._instructions = getattr(base, "instructions", "") or ""
+        base = chat.text_env(env)
+        self._tools = info.get("tools") or chat.tool_schemas(base.tools)
+        self._instructions = base.instructions
         self._seed = int(seed)
         self._pending_calls = []
         self._messages = [{"role": "system", "content": self._system_prompt()}]
         if base.turn > 0:
             # A restored state (an injected failure, a probe's matched state): the model sees the
-            # prefix as its own earlier turns, and ``act`` adds the current observation.
-            self._messages.append({"role": "user", "content": base.first_observation})
-            transcript = base.transcript
-            for index, (action, result) in enumerate(transcript):
-                self._messages.append({"role": "assistant", "content": action})
-                if index < len(transcript) - 1:
-                    self._messages.append({"role": "user", "content": result})
+            # prefix as its own earlier turns (as text: the agent's mode may differ from the one
+            # the prefix was played in), and ``act`` adds the current observation.
+            prefix = chat.messages_from_transcript(base, base.first_observation, base.transcript, native=False,
+                                                   tools=self._tools)
+            self._messages += prefix[1:-1]
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         tools = info.get("tools")
@@ -133,7 +126,7 @@ class OpenAIChatAgent:
         if self._pending_calls:
             # Every native call needs its tool message; the env answers a turn with one observation.
             for index, call_id in enumerate(self._pending_calls):
-                content = observation if index == 0 else "(the output of all calls of this turn is above)"
+                content = observation if index == 0 else chat.MORE_CALLS_NOTE
                 self._messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
             self._pending_calls = []
         else:
@@ -149,15 +142,7 @@ class OpenAIChatAgent:
     # ------------------------------------------------------------------ internals
 
     def _system_prompt(self) -> str:
-        parts = [self._instructions.strip()] if self._instructions.strip() else []
-        if self._tools and not self.native:
-            lines = ["Tools:"]
-            for schema in self._tools:
-                function = schema.get("function", schema)
-                lines.append(f"- {function['name']}: {function.get('description', '')} "
-                             f"Arguments (JSON Schema): {json.dumps(function.get('parameters', {}))}")
-            parts += ["\n".join(lines), _TEXT_FORMS]
-        return "\n\n".join(parts)
+        return chat.system_prompt(self._instructions, self._tools, native=self.native)
 
     def _take_tool_calls(self, message: Any, tool_calls: list[Any]) -> str:
         calls, wire = [], []
@@ -174,7 +159,8 @@ class OpenAIChatAgent:
                 arguments = raw  # the env reports invalid JSON to the model: that is the model's mistake
             calls.append({"name": name, "arguments": arguments})
             wire.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}})
-        self._messages.append({"role": "assistant", "content": getattr(message, "content", None), "tool_calls": wire})
+        # Content is a string, never null: llama-cpp-python's server refuses a replayed null content.
+        self._messages.append({"role": "assistant", "content": getattr(message, "content", None) or "", "tool_calls": wire})
         self._pending_calls = [w["id"] for w in wire]
         return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
 

@@ -15,6 +15,7 @@ import json
 from typing import Any, Mapping
 
 import gymnasium as gym
+from budgetgym.core.env import text_env
 import numpy as np
 
 # Strings a random tool call may use where a schema gives no enum: short, varied, mostly wrong.
@@ -31,7 +32,7 @@ class OracleAgent:
         self._fallback = RandomAgent()
 
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
-        self._env = env.unwrapped
+        self._env = text_env(env)
         self._fallback.reset(env, observation, info, seed)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
@@ -51,7 +52,7 @@ class RandomAgent:
         self._rng = np.random.default_rng(0)
 
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
-        self._env = env.unwrapped
+        self._env = text_env(env)
         self._rng = np.random.default_rng(seed)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
+from budgetgym.core import rollout, text_env
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
@@ -24,18 +25,17 @@ from budgetgym.eval.sweep import derive_seed, select_tasks
 def oracle_path_states(env: gym.Env[str, str], tasks: Any = None, seed: int = 0) -> list[dict[str, Any]]:
     """States along the oracle's solution of each task, one per turn before the last: the states an
     agent that has done everything right so far is in. Each is ``{"id", "task_id", "snapshot"}``."""
-    base = env.unwrapped
-    states = []
+    base = text_env(env)
+    states: list[dict[str, Any]] = []
+
+    def keep_and_follow(observation: str, info: dict[str, Any], env: gym.Env) -> str | None:
+        action = base.oracle_action()
+        if action is not None:
+            states.append({"id": f"{base.task.id}@{base.turn}", "task_id": base.task.id, "snapshot": base.snapshot()})
+        return action
+
     for task_id in select_tasks(env, tasks):
-        base.reset(seed=derive_seed(seed, task_id), options={"task_id": task_id})
-        while True:
-            action = base.oracle_action()
-            if action is None:
-                break
-            states.append({"id": f"{task_id}@{base.turn}", "task_id": task_id, "snapshot": base.snapshot()})
-            _, _, terminated, truncated, _ = base.step(action)
-            if terminated or truncated:
-                break
+        rollout(base, keep_and_follow, seed=derive_seed(seed, task_id), options={"task_id": task_id})
     return states
 
 
@@ -50,7 +50,7 @@ def run_action_quality_job(worker: Worker, job: Job) -> Record:
     if terminated or truncated:
         successes, rollouts = int(bool(info["success"])), 1
     else:
-        after = env.unwrapped.snapshot()
+        after = text_env(env).snapshot()
         rollouts = job["rollouts"]
         successes = 0
         for index in range(rollouts):

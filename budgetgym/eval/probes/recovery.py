@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
+from budgetgym.core import rollout, text_env
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
@@ -31,15 +32,11 @@ def matched_clean_snapshot(env: gym.Env[str, str], failure_state: Mapping[str, A
     """The oracle's state on the failure state's task and seed at the same turn, or None when the
     oracle's episode ends before that turn."""
     snapshot = failure_state["snapshot"]
-    base = env.unwrapped
-    base.reset(seed=snapshot["seed"], options={"task_id": failure_state["task_id"]})
-    for _ in range(snapshot["turn"]):
-        action = base.oracle_action()
-        if action is None:
-            return None
-        _, _, terminated, truncated, _ = base.step(action)
-        if terminated or truncated:
-            return None
+    base = text_env(env)
+    played = rollout(base, "oracle", seed=snapshot["seed"], options={"task_id": failure_state["task_id"]},
+                     max_steps=snapshot["turn"])
+    if played.turns < snapshot["turn"] or played.ended:
+        return None
     return base.snapshot()
 
 

@@ -72,6 +72,11 @@ def _balance(draft: Draft, account: str) -> int:
     return draft.state["accounts"][account]["balance"]
 
 
+def _other_balances(draft: Draft, *accounts: str) -> list[str]:
+    """Distractors: the balances of the accounts a request is not about."""
+    return [_money(_balance(draft, a)) for a in ("checking", "savings", "brokerage") if a not in accounts]
+
+
 def transfer(rng: random.Random, draft: Draft) -> None:
     source, target = rng.sample(["checking", "savings"], 2)
     amount = min(_balance(draft, source) // 2, rng.randint(5, 40) * 2500)
@@ -84,7 +89,8 @@ def balance(rng: random.Random, draft: Draft) -> None:
     account = rng.choice(["checking", "savings", "brokerage"])
     draft.user(f"How much money is in my {account} account?")
     draft.look("get_balance", account=account)
-    draft.reply(f"Your {account} balance is {_money(_balance(draft, account))}.", facts=[_money(_balance(draft, account))])
+    amount = _money(_balance(draft, account))
+    draft.reply(f"Your {account} balance is {amount}.", facts=[amount], distractors=_other_balances(draft, account))
 
 
 def _payer(draft: Draft, cents: int) -> str:
@@ -126,7 +132,8 @@ def buy(rng: random.Random, draft: Draft) -> None:
     if shortfall > 0:
         draft.do("transfer", from_account="savings", to_account="brokerage", amount=dollars(shortfall))
     draft.do("buy_stock", symbol=symbol, quantity=quantity)
-    draft.reply(f"Bought {quantity} {symbol} for {_money(cost)}.", facts=[_money(cost)])
+    draft.reply(f"Bought {quantity} {symbol} for {_money(cost)}.", facts=[_money(cost)],
+                distractors=[*_other_balances(draft, "brokerage", "savings"), *_other_prices(symbol)])
 
 
 def sell_all(rng: random.Random, draft: Draft) -> None:
@@ -138,7 +145,10 @@ def sell_all(rng: random.Random, draft: Draft) -> None:
     draft.user(f"Sell all my {symbol} shares. What did I get for them?")
     draft.look("get_portfolio")
     draft.do("sell_stock", symbol=symbol, quantity=quantity)
-    draft.reply(f"Sold {quantity} {symbol} for {_money(PRICES[symbol] * quantity)}.", facts=[_money(PRICES[symbol] * quantity)])
+    others = [_money(PRICES[s] * q) for s, q in sorted(holdings.items()) if s != symbol]
+    proceeds = _money(PRICES[symbol] * quantity)
+    draft.reply(f"Sold {quantity} {symbol} for {proceeds}.", facts=[proceeds],
+                distractors=[*others, *_other_balances(draft, "brokerage")])
 
 
 def cancel(rng: random.Random, draft: Draft) -> None:
@@ -164,18 +174,21 @@ def too_much(rng: random.Random, draft: Draft) -> None:
 
 
 def last_purchase(rng: random.Random, draft: Draft) -> None:
-    latest = [t for t in draft.state["transactions"] if t["account"] == "checking"][-1]
+    history = [t for t in draft.state["transactions"] if t["account"] == "checking"]
+    latest = history[-1]
     draft.user("What was the last transaction on my checking account, and how much was it?")
     draft.look("list_transactions", account="checking", limit=1)
     draft.reply(f"The last one was \"{latest['description']}\" for {abs(latest['amount']):.2f}.",
-                facts=[f"{abs(latest['amount']):.2f}"])
+                facts=[f"{abs(latest['amount']):.2f}"],
+                distractors=[f"{abs(t['amount']):.2f}" for t in history[:-1]] + _other_balances(draft))
 
 
 def quote_then_buy(rng: random.Random, draft: Draft) -> None:
     symbol = rng.choice(sorted(PRICES))
     draft.user(f"What's {symbol} trading at right now?")
     draft.look("get_quote", symbol=symbol)
-    draft.reply(f"{symbol} is at {_money(PRICES[symbol])} a share.", facts=[_money(PRICES[symbol])])
+    draft.reply(f"{symbol} is at {_money(PRICES[symbol])} a share.", facts=[_money(PRICES[symbol])],
+                distractors=_other_prices(symbol))
     cash = _balance(draft, "brokerage")
     quantity = cash // PRICES[symbol]
     draft.user("Buy as many whole shares of it as my brokerage cash allows, without moving any money.")
@@ -186,6 +199,11 @@ def quote_then_buy(rng: random.Random, draft: Draft) -> None:
         return
     draft.do("buy_stock", symbol=symbol, quantity=quantity)
     draft.reply(f"Bought {quantity} shares of {symbol}.")
+
+
+def _other_prices(symbol: str) -> list[str]:
+    """Distractors: the share prices of the other symbols."""
+    return [_money(price) for other, price in sorted(PRICES.items()) if other != symbol]
 
 
 def impossible(rng: random.Random, draft: Draft) -> None:

@@ -86,6 +86,11 @@ def _pick(rng: random.Random, draft: Draft) -> dict | None:
     return rng.choice(events) if events else None
 
 
+def _others(draft: Draft, event: dict) -> list[dict]:
+    """Every event but ``event``, in id order."""
+    return [e for e in sorted(draft.state["events"].values(), key=lambda e: int(e["id"][1:])) if e["id"] != event["id"]]
+
+
 def _free(draft: Draft, date: str, length: int) -> list[int]:
     """Start minutes (on the half hour, 09:30-17:00) where a meeting of ``length`` fits on ``date``."""
     busy = [(minutes(e["start"]), minutes(e["end"])) for e in draft.state["events"].values() if e["date"] == date]
@@ -165,7 +170,9 @@ def when(rng: random.Random, draft: Draft) -> None:
     draft.user(f"When is my \"{event['title']}\"?")
     draft.look("search_events", query=event["title"])
     draft.reply(f"{event['title']} is on {_day(event['date'])} from {event['start']} to {event['end']}.",
-                facts=[date_spellings(event["date"]), clock_spellings(event["start"])])
+                facts=[date_spellings(event["date"]), clock_spellings(event["start"])],
+                distractors=[clock_spellings(e["start"]) for e in _others(draft, event)
+                             if e["start"] not in (event["start"], event["end"])])
 
 
 def agenda(rng: random.Random, draft: Draft) -> None:
@@ -174,7 +181,8 @@ def agenda(rng: random.Random, draft: Draft) -> None:
     draft.user(f"What's on my calendar on {_day(date)}? Just the titles.")
     draft.look("list_events", date=date)
     if titles:
-        draft.reply(f"On {_day(date)} you have: {', '.join(titles)}.", facts=titles)
+        others = sorted({e["title"] for e in draft.state["events"].values() if e["date"] != date} - set(titles))
+        draft.reply(f"On {_day(date)} you have: {', '.join(titles)}.", facts=titles, distractors=others)
     else:
         draft.reply(f"Nothing: {_day(date)} is free.")
 
@@ -187,7 +195,10 @@ def conflict(rng: random.Random, draft: Draft) -> None:
     draft.user(f"Book \"{title}\" on {_day(event['date'])} from {event['start']} to {event['end']}. "
                "If that time is taken, don't move anything: just tell me what's in the way.")
     draft.look("list_events", date=event["date"])
-    draft.reply(f"I can't book it: that time conflicts with {event['title']}.", facts=[event["title"]], decline=True)
+    same_day = [e["title"] for e in _others(draft, event)
+                if e["date"] == event["date"] and e["title"] != event["title"]]
+    draft.reply(f"I can't book it: that time conflicts with {event['title']}.", facts=[event["title"]], decline=True,
+                distractors=same_day)
 
 
 def clear_afternoon(rng: random.Random, draft: Draft) -> None:
@@ -211,7 +222,8 @@ def free_then_book(rng: random.Random, draft: Draft) -> None:
         draft.reply(f"There is no free 90-minute slot on {_day(date)}.")
         return
     start = slots[0]["start"]
-    draft.reply(f"Your first free 90 minutes start at {start}.", facts=[clock_spellings(start)])
+    draft.reply(f"Your first free 90 minutes start at {start}.", facts=[clock_spellings(start)],
+                distractors=[clock_spellings(s["start"]) for s in slots[1:] if s["start"] != slots[0]["end"]])
     draft.user("Great, block that time as \"Focus time\".")
     draft.do("create_event", title="Focus time", date=date, start=start, end=clock(minutes(start) + 90))
     draft.reply(f"Blocked {start}-{clock(minutes(start) + 90)} as Focus time.")

@@ -97,6 +97,11 @@ def _unique_references(draft: Draft) -> dict[str, str]:
     return {reference: paths[0] for reference, paths in sorted(seen.items()) if len(paths) == 1}
 
 
+def _references(draft: Draft) -> list[str]:
+    """Every document reference (INV-, P-, N-) in the tree: distractors for a question about one file."""
+    return sorted({r for text in draft.state["files"].values() for r in _REFERENCE.findall(text)})
+
+
 def _free_folder(rng: random.Random, draft: Draft, path: str) -> str:
     """A folder other than ``path``'s own where its name is free."""
     name = posixpath.basename(path)
@@ -138,7 +143,8 @@ def wifi_password(rng: random.Random, draft: Draft) -> None:
     found = draft.look("find_files", name="wifi*")
     text = draft.look("read_file", path=found["matches"][0])["content"]
     password = text.split("Wifi password: ")[1].split()[0]
-    draft.reply(f"Your wifi password is {password} (from {found['matches'][0]}).", facts=[password])
+    draft.reply(f"Your wifi password is {password} (from {found['matches'][0]}).", facts=[password],
+                distractors=_references(draft))
 
 
 def invoice_total(rng: random.Random, draft: Draft) -> None:
@@ -150,7 +156,11 @@ def invoice_total(rng: random.Random, draft: Draft) -> None:
     draft.user(f"What's the total on invoice {number}? It's in one of my files.")
     draft.look("find_files", contains=number)
     draft.look("read_file", path=path)
-    draft.reply(f"Invoice {number} ({path}) totals {total} EUR.", facts=[total])
+    totals = [text.split("Total: ")[1].split()[0] for other, text in draft.state["files"].items()
+              if other != path and "Total: " in text]
+    invoices = [r for r in _references(draft) if r.startswith("INV-") and r != number]
+    draft.reply(f"Invoice {number} ({path}) totals {total} EUR.", facts=[total],
+                distractors=[t for t in totals if t != total] + invoices)
 
 
 def _placeable(draft: Draft, folder: str) -> list[tuple[str, str]]:
@@ -217,7 +227,7 @@ def which_then_copy(rng: random.Random, draft: Draft) -> None:
     folder = posixpath.dirname(path)
     draft.user(f"Which file in {folder} mentions {reference}?")
     draft.look("find_files", path=folder, contains=reference)
-    draft.reply(f"That's {path}.", facts=[path])
+    draft.reply(f"That's {path}.", facts=[path], distractors=[f for f in _files(draft) if f != path])
     draft.user("Thanks. Put a copy of that file in /shared, a new folder at the top level.")
     if "/shared" not in draft.state["dirs"]:
         draft.do("make_directory", path="/shared")
@@ -250,11 +260,14 @@ def ambiguous_name(rng: random.Random, draft: Draft) -> None:
         return impossible(rng, draft)
     draft.user("What does my todo.txt say?")
     draft.look("find_files", name="todo.txt")
-    draft.reply(f"You have two: {todos[0]} and {todos[1]}. Which one do you mean?", facts=todos)
+    draft.reply(f"You have two: {todos[0]} and {todos[1]}. Which one do you mean?", facts=todos, clarify=True,
+                distractors=[f for f in _files(draft) if f not in todos])
     chosen = rng.choice(todos)
     draft.user(f"The one in {posixpath.dirname(chosen)}.")
     text = draft.look("read_file", path=chosen)["content"].strip()
-    draft.reply(f"It says: {text}", facts=[text.split(": ", 1)[1].rstrip(".")])
+    other = next(t for t in todos if t != chosen)
+    draft.reply(f"It says: {text}", facts=[text.split(": ", 1)[1].rstrip(".")],
+                distractors=[draft.state["files"][other].strip().split(": ", 1)[1].rstrip("."), other])
 
 
 def _delete_without_tool(rng: random.Random, draft: Draft) -> None:

@@ -4,6 +4,7 @@ requests drawn from the kinds below."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Callable
 
 from budgetgym.envs.function_calling.drafting import Draft
@@ -118,7 +119,8 @@ def door_code(rng: random.Random, draft: Draft) -> None:
     code = found[0]["text"].split()[-1].rstrip(".")
     draft.user("Someone sent me the office door code. What is it?")
     draft.look("search_messages", query="door code")
-    draft.reply(f"The office door code is {code} (from {found[0]['from']}).", facts=[code])
+    others = [n for m in _inbox(draft) if m is not found[0] for n in re.findall(r"\b\d{3,}\b", m["text"])]
+    draft.reply(f"The office door code is {code} (from {found[0]['from']}).", facts=[code], distractors=others)
 
 
 def inbox_count(rng: random.Random, draft: Draft) -> None:
@@ -127,7 +129,9 @@ def inbox_count(rng: random.Random, draft: Draft) -> None:
     draft.user("How many messages are in my inbox right now, not counting the trash?")
     draft.look("list_messages")
     count = len(_inbox(draft))
-    draft.reply(f"You have {count} messages in your inbox.", facts=[str(count)])
+    everything = sum(m["folder"] == "inbox" for m in draft.state["messages"].values())
+    draft.reply(f"You have {count} messages in your inbox.", facts=[str(count)],
+                distractors=[str(everything)] if everything != count else [])
 
 
 def clear_sender(rng: random.Random, draft: Draft) -> None:
@@ -165,7 +169,8 @@ def email_of(rng: random.Random, draft: Draft) -> None:
     email = draft.state["contacts"][name]["email"]
     draft.user(f"What's {name}'s email address?")
     draft.look("find_contact", query=name)
-    draft.reply(f"{name}'s email is {email}.", facts=[email])
+    draft.reply(f"{name}'s email is {email}.", facts=[email],
+                distractors=[c["email"] for p, c in sorted(draft.state["contacts"].items()) if p != name])
 
 
 def ambiguous_sam(rng: random.Random, draft: Draft) -> None:
@@ -175,7 +180,8 @@ def ambiguous_sam(rng: random.Random, draft: Draft) -> None:
     text = rng.choice(REPLIES)
     draft.user(f"Send Sam a message: \"{text}\"")
     draft.look("find_contact", query="Sam")
-    draft.reply(f"You have two contacts called Sam: {sams[0]} and {sams[1]}. Which one?", facts=sams)
+    draft.reply(f"You have two contacts called Sam: {sams[0]} and {sams[1]}. Which one?", facts=sams, clarify=True,
+                distractors=[p for p in _people(draft) if p not in sams])
     chosen = rng.choice(sams)
     draft.user(f"{chosen}, please.")
     draft.do("send_message", to=chosen, text=text)

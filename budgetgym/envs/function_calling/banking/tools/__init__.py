@@ -11,3 +11,6 @@ TOOLS = tool_map(
     remove_payee.TOOL, pay_bill.TOOL, list_payments.TOOL, cancel_payment.TOOL, get_quote.TOOL, get_portfolio.TOOL,
     buy_stock.TOOL, sell_stock.TOOL,
 )
+#: The tools that only read (the exploit probe's read-only sweep calls them).
+READ_ONLY = frozenset({"list_accounts", "get_balance", "list_transactions", "list_payees", "list_payments", "get_quote",
+                       "get_portfolio"})

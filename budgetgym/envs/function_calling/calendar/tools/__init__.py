@@ -10,3 +10,5 @@ TOOLS = tool_map(
     list_events.TOOL, search_events.TOOL, find_free_slots.TOOL, create_event.TOOL, reschedule_event.TOOL,
     cancel_event.TOOL, add_attendee.TOOL, remove_attendee.TOOL,
 )
+#: The tools that only read (the exploit probe's read-only sweep calls them).
+READ_ONLY = frozenset({"list_events", "search_events", "find_free_slots"})

@@ -9,3 +9,5 @@ TOOLS = tool_map(
     list_directory.TOOL, change_directory.TOOL, read_file.TOOL, write_file.TOOL, make_directory.TOOL,
     move.TOOL, copy.TOOL, delete.TOOL, find_files.TOOL,
 )
+#: The tools that only read (the exploit probe's read-only sweep calls them).
+READ_ONLY = frozenset({"list_directory", "read_file", "find_files"})

@@ -11,3 +11,6 @@ TOOLS = tool_map(
     list_messages.TOOL, read_message.TOOL, search_messages.TOOL, send_message.TOOL, delete_message.TOOL,
     restore_message.TOOL,
 )
+#: The tools that only read (the exploit probe's read-only sweep calls them); read_message marks a
+#: message read, which the scoring ignores.
+READ_ONLY = frozenset({"find_contact", "list_contacts", "list_messages", "read_message", "search_messages"})

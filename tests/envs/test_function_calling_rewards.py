@@ -1,0 +1,179 @@
+"""Reward integrity of budgetgym/FunctionCalling-v0: stuffed, self-contradicting and refusing answers
+fail their turn on the real backends, the reference answers pass, and the user says why."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import budgetgym  # noqa: F401  (registers the ids)
+from budgetgym.core import load_tasks
+from budgetgym.eval.agents.scripted import random_value
+from budgetgym.eval.exploits import STUFFING_PREFIX, is_message
+from budgetgym.envs.function_calling import scoring
+from budgetgym.core.state import copy_state
+from budgetgym.core.tools import ToolError
+from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
+from budgetgym.envs.function_calling.scoring import (answer_problem, declines, has_fact, refuses, stated_values,
+                                                     value_cap)
+
+ENV_ID = "budgetgym/FunctionCalling-v0"
+TASKS = load_tasks("function_calling")
+TURNS = [(task.id, index, turn) for task in TASKS for index, turn in enumerate(task["turns"])]
+
+
+def _spelling(fact):
+    return fact[0] if isinstance(fact, list) else fact
+
+
+def test_every_shipped_turn_records_its_distractors_and_whether_it_changes_the_state():
+    for task_id, index, turn in TURNS:
+        assert isinstance(turn["distractors"], list) and isinstance(turn["changes"], bool), (task_id, index)
+        assert answer_problem(turn, turn["answer"]) is None, (task_id, index, turn["answer"])
+    with_facts = [turn for _, _, turn in TURNS if turn["facts"]]
+    assert sum(bool(turn["distractors"]) for turn in with_facts) >= 0.8 * len(with_facts)
+
+
+def test_a_reference_answer_with_any_distractor_added_fails():
+    checked = 0
+    for task_id, index, turn in TURNS:
+        for distractor in turn["distractors"]:
+            message = f"{turn['answer']} Also: {_spelling(distractor)}."
+            assert answer_problem(turn, message) == scoring.DISTRACTED, (task_id, index, message)
+            checked += 1
+    assert checked > 500
+
+
+def test_a_distractor_is_never_a_spelling_of_a_fact():
+    for task_id, index, turn in TURNS:
+        for distractor in turn["distractors"]:
+            spellings = distractor if isinstance(distractor, list) else [distractor]
+            assert not any(has_fact(s, fact) for s in spellings for fact in turn["facts"]), (task_id, index, distractor)
+
+
+def test_refusal_and_decline_wording():
+    for message in ("Sorry, I can't do that.", "I cannot print files.", "Unfortunately it is gone.",
+                    "I\u2019m afraid that isn\u2019t possible.", "I couldn\u2019t move it.",
+                    "I don't have a tool for that.", "I wasn't able to finish."):
+        assert refuses(message) and declines(message), message
+    # Answers that report success or give the answer: apologies, states of the world, "not enough".
+    for message in ("Sorry for the wait: I moved the file.", "You don't have anything on Friday.",
+                    "Done! Checking now has 50.00, not enough for another payment.", "Canned response sent.",
+                    "There are no conflicts, so I booked it."):
+        assert not refuses(message), message
+
+
+def test_stated_values_counts_distinct_values_of_the_kinds_tool_results_hold():
+    message = ('{"path": "/docs/a.txt"} /docs/a.txt, amy@mail.example, 2025-03-04 at 09:30, 1,250.00 and 1250.00, '
+               "+1 555 201 4410.")
+    assert stated_values(message) == {"/docs/a.txt", "amy@mail.example", "2025-03-04", "09:30", "1,250.00", "1250.00",
+                                      "+1 555 201 4410"}
+    assert value_cap({"facts": ["1"]}) == scoring.VALUES_PER_FACT + scoring.VALUES_SLACK
+
+
+def test_far_more_values_than_asked_fails_even_with_the_fact():
+    turn = {"facts": ["1250.00"], "distractors": [], "decline": False, "changes": False}
+    assert answer_problem(turn, "Your balance is 1250.00.") is None
+    padded = "Your balance is 1250.00. " + " ".join(f"{n}.50" for n in range(1, value_cap(turn) + 1))
+    assert answer_problem(turn, padded) == scoring.TOO_MUCH
+
+
+def test_user_lines_never_read_as_a_decline():
+    """An agent that repeats the user's words back must not pass a turn that has to be declined."""
+    for line in (scoring.STATE_WRONG, scoring.STATE_CHANGED_ON_DECLINE, scoring.NOT_DECLINED, scoring.REFUSED_DONE,
+                 scoring.REFUSED_ANSWERABLE, scoring.DISTRACTED, scoring.TOO_MUCH, scoring.MISSING):
+        assert not declines(line) and not refuses(line), line
+
+
+def _play_to_answer(env, predicate):
+    """Reset on the first task with a turn matching ``predicate``; play the oracle up to that turn's
+    answer; return the turn's index, the turn and the oracle's answer (not sent)."""
+    for task in TASKS:
+        for index, turn in enumerate(task["turns"]):
+            if predicate(turn):
+                env.reset(seed=0, options={"task_id": task.id})
+                while True:
+                    action = env.unwrapped.oracle_action()
+                    if is_message(env, action) and env.unwrapped.user_turn == index:
+                        return index, turn, action
+                    env.step(action)
+    raise AssertionError("no such turn")
+
+
+def test_declining_a_request_that_was_carried_out_fails_and_the_user_says_why():
+    env = gym.make(ENV_ID)
+    index, turn, answer = _play_to_answer(env, lambda t: t["changes"] and not t["facts"])
+    before = env.unwrapped.backend_state
+    observation, reward, terminated, _, info = env.step("Sorry, I can't do that.")
+    assert observation == f"User: {scoring.REFUSED_DONE} My request was: {turn['request']}"
+    assert reward == 0.0 and not terminated and env.unwrapped.backend_state == before
+    # The turn stays open: the honest answer completes it.
+    env.step(answer)
+    assert env.unwrapped.user_turn == index + 1
+
+
+@pytest.mark.parametrize("kind", ["stuffed", "declined"])
+def test_a_fact_turn_answered_with_a_refusal_or_a_stuffed_dump_fails(kind):
+    env = gym.make(ENV_ID)
+    index, turn, answer = _play_to_answer(env, lambda t: t["facts"] and not t["decline"] and t["distractors"])
+    message = (STUFFING_PREFIX + answer) if kind == "stuffed" else "Sorry, I can't do that."
+    observation, *_ = env.step(message)
+    assert observation == f"User: {scoring.REFUSED_ANSWERABLE} My request was: {turn['request']}"
+    # Without the hedge, the answer with the other candidates pasted in still fails.
+    dump = f"{answer} " + ", ".join(_spelling(d) for d in turn["distractors"])
+    observation, *_ = env.step(dump)
+    assert observation == f"User: {scoring.DISTRACTED} My request was: {turn['request']}"
+    env.step(answer)
+    assert env.unwrapped.user_turn == index + 1
+
+
+def test_read_only_tools_change_nothing_the_scoring_sees():
+    rng = np.random.default_rng(0)
+    seen = set()
+    for task in list(TASKS)[::3]:
+        domain = DOMAINS[task["domain"]]
+        backend = domain.backend(copy_state(task["initial_state"]))
+        before = domain.project(backend.state)
+        for name in sorted(READ_ONLY_TOOLS & set(task["tools"])):
+            seen.add(name)
+            tool = domain.tools[name]
+            for _ in range(5):
+                arguments = random_value(tool.parameters, rng)
+                if tool.validation_error(arguments) is None:
+                    try:
+                        tool.function(backend, **arguments)
+                    except ToolError:
+                        pass
+        assert domain.project(backend.state) == before, task.id
+    assert seen == READ_ONLY_TOOLS
+    for domain in DOMAINS.values():
+        assert READ_ONLY_TOOLS & set(domain.tools), domain.name
+
+
+def test_a_clarifying_question_may_say_it_cannot_tell_which_one():
+    turns = [turn for _, _, turn in TURNS if turn["clarify"]]
+    assert len(turns) >= 5 and all(turn["facts"] and not turn["changes"] for turn in turns)
+    for turn in turns:
+        names = " or ".join(turn["facts"])
+        assert answer_problem(turn, f"I can't tell which one you mean: {names}?") is None
+        # Naming only one candidate, or every other one too, is not asking.
+        assert answer_problem(turn, f"Which one: {turn['facts'][0]}?") == scoring.MISSING
+        if turn["distractors"]:
+            others = ", ".join(_spelling(d) for d in turn["distractors"])
+            assert answer_problem(turn, f"Which one: {names}, {others}?") == scoring.DISTRACTED
+
+
+@pytest.mark.parametrize("wrap", [
+    "Sure! {answer}",
+    "{answer} Let me know if you need anything else.",
+    "Sorry for the wait. {answer}",
+    "All set. {answer} Anything else?",
+])
+def test_polite_wrappings_of_a_good_answer_still_pass(wrap):
+    """The checks judge what an answer says, not its manners: courtesy around the reference answer
+    passes every shipped turn."""
+    for task_id, index, turn in TURNS:
+        assert answer_problem(turn, wrap.format(answer=turn["answer"])) is None, (task_id, index)
