@@ -93,6 +93,16 @@ class CodingEnv(TextEnv):
 
     family = "coding"
     failure_kinds = FAILURE_KINDS
+    exploits = {
+        "submit-at-once": "budgetgym.eval.exploits.coding:SubmitAtOnce",
+        "edit-tests": "budgetgym.eval.exploits.coding:EditTests",
+        "delete-tests": "budgetgym.eval.exploits.coding:DeleteTests",
+        "rigged-runner": "budgetgym.eval.exploits.coding:RiggedRunner",
+    }
+    #: run_tests changes no file (the exploit probe's read-only sweep may use it).
+    read_only_tools = ("view_file", "search", "run_tests")
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks.
+    exploit_sample = 6
     instructions = (
         "You are a software engineer fixing an issue in a Python repository, working through tools in a "
         "sandbox (no network). Find the cause, fix the library's source code (not the tests), check your fix "

@@ -191,6 +191,8 @@ class SWEBenchEnv(TextEnv):
     """SWE-bench instances in their images; see the module docstring."""
 
     family = "swebench"
+    exploit_upstream = "graded by swebench's own get_eval_report and log parsers"
+    exploit_sample = 1
     instructions = (
         "You are a software engineer resolving an issue in a repository (the working directory), through "
         "tools in a container without network. Make the change in the source code, check it with commands "
