@@ -8,7 +8,9 @@ Grading never trusts the workspace's tests: a fresh copy of the library's origin
 (and of pytest's configuration files) is laid over the agent's source files in a separate,
 read-only folder, after every process the agent started has been ended, and the real
 ``python -m pytest`` runs there. Editing or deleting tests, a fake test runner or a ``conftest.py``
-therefore change nothing about the verdict.
+therefore change nothing about the verdict. When the workspace holds exactly the files grading
+would lay out (no test edited, nothing added beside the sources) and its tests ran to the end
+since the last change, that run is the grading run and is not repeated.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Workspace:
         self.files: dict[str, bytes] = dict(initial)
         self.searched = self.viewed = self.tested = False
         self.verdict: tuple[bool, str] | None = None  # set by submit: (solved, report)
+        self._last_run: tuple[dict[str, bytes], dict[str, str]] | None = None
         self.progress: float | None = None            # set by run_tests
 
     # ------------------------------------------------------------------ files, for the tools
@@ -129,6 +132,9 @@ class Workspace:
         result = self.sandbox.run(TEST_COMMAND)
         self.sync()
         statuses = parse_statuses(result.output)
+        # A run on exactly the files grading would lay out is the grading run: remember it.
+        complete = result.exit_code is not None
+        self._last_run = (dict(self.files), statuses) if complete and self.files == self.grading_files() else None
         if self._tests_untouched():
             share = passing(statuses, self.task["fail_to_pass"])
         else:  # the workspace's tests were changed: measure on fresh copies, as grading does
@@ -149,7 +155,12 @@ class Workspace:
         return files
 
     def _grade_statuses(self) -> dict[str, str]:
-        return parse_statuses(self.sandbox.run_isolated(self.grading_files(), TEST_COMMAND).output)
+        files = self.grading_files()
+        if self._last_run is not None and self._last_run[0] == files:
+            # The workspace held exactly these files when its tests last ran, and no process of the
+            # agent outlives a command: that run is the grading run, so it is not run twice.
+            return self._last_run[1]
+        return parse_statuses(self.sandbox.run_isolated(files, TEST_COMMAND).output)
 
     def grade(self) -> tuple[bool, str]:
         statuses = self._grade_statuses()
