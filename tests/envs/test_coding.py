@@ -214,3 +214,27 @@ def test_a_gone_docker_engine_gives_one_clear_error():
         if env.unwrapped.sandbox.container is not None:
             env.unwrapped.sandbox.container.client = live
         env.close()
+
+
+def test_the_contract_checks_hold_on_docker_too():
+    """The registered id runs the contract suite on the default (local) backend; the same checks on Docker."""
+    require("docker")
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("budgetgym/Coding-v0", backend="docker")
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+        task = first_task("test")
+        runs = []
+        for _ in range(2):
+            run = rollout(env, "oracle", seed=3, options={"task_id": task.id})
+            runs.append([(step.action, step.observation) for step in run.steps])
+        assert runs[0] == runs[1]  # byte for byte
+        env.reset(options={"task_id": task.id})
+        env.step(call("search", query=task["locate"]["query"]))
+        snap = env.unwrapped.snapshot()
+        observation, info = env.reset(options={"snapshot": snap})
+        assert observation == snap["transcript"][-1][1] and info["turn"] == 1
+        assert rollout(env, "oracle", start=(observation, info)).success
+    finally:
+        env.close()

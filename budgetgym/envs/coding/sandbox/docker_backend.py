@@ -212,8 +212,12 @@ def reap(client) -> int:
     before their teardown ran); returns how many."""
     host = socket.gethostname()
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        owner = container.labels.get(f"{LABEL}.owner", "")
+    try:  # one listing call (no per-container inspection, which races with removals elsewhere)
+        listed = client.api.containers(all=True, filters={"label": LABEL})
+    except Exception:
+        return 0
+    for entry in listed:
+        owner = (entry.get("Labels") or {}).get(f"{LABEL}.owner", "")
         name, _, pid = owner.rpartition(":")
         if name != host or not pid.isdigit() or int(pid) == os.getpid():
             continue
@@ -224,8 +228,11 @@ def reap(client) -> int:
             pass
         except PermissionError:
             continue
-        _remove(container)
-        removed += 1
+        try:
+            client.api.remove_container(entry["Id"], force=True)
+            removed += 1
+        except Exception:
+            pass
     return removed
 
 
