@@ -59,6 +59,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    # Any line is an action, even one that is not valid UTF-8 (it reaches the env as lone surrogates,
+    # which it refuses with a message), and any observation prints, lone surrogates escaped.
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=errors)
     env = budgetgym.make(args.env_id, budget=args.budget, reveal=args.reveal,
                          inject_errors=True if args.inject_errors else None,
                          **({"split": args.split} if args.split else {}))

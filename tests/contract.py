@@ -61,3 +61,42 @@ def play(env, actions: list[str | None]) -> list[tuple]:
         if step[2] or step[3]:
             break
     return out
+
+
+# ------------------------------------------------------------------ hostile inputs, as a grammar
+
+# Each class builds one action from a few drawn numbers: nesting bombs, long chains, tag floods,
+# many arguments, huge numbers, lone surrogates, control characters. Hypothesis draws the class and
+# its sizes (cheap), and the string is built here (a drawn 65,536-character string would be slow).
+HOSTILE_CLASSES = {
+    "json_nesting": lambda tool, n, s: "[" * n + "]" * n,
+    "json_object_nesting": lambda tool, n, s: f'{{"name": "{tool}", "arguments": ' + '{"a": ' * n + "1" + "}" * (n + 1),
+    "json_many_values": lambda tool, n, s: f'{{"name": "{tool}", "arguments": {{"a": [' + "1," * n + "1]}}",
+    "json_huge_number": lambda tool, n, s: f'{{"name": "{tool}", "arguments": {{"a": ' + "9" * n + "}}",
+    "json_float_overflow": lambda tool, n, s: f'{{"name": "{tool}", "arguments": {{"a": 1e{n}}}}}',
+    "json_surrogates": lambda tool, n, s: f'{{"name": "{tool}", "arguments": {{"a": "' + "\\ud800" * n + '"}}',
+    "call_nesting": lambda tool, n, s: f"{tool}(a=" + "[" * n + "]" * n + ")",
+    "unary_chain": lambda tool, n, s: f"{tool}(a=" + "-" * n + "1)",
+    "keyword_chain": lambda tool, n, s: f"{tool}(a=" + s * n + "1)",
+    "attribute_chain": lambda tool, n, s: f"{tool}(a=x" + ".y" * n + ")",
+    "call_chain": lambda tool, n, s: f"{tool}(a=x" + "()" * n + ")",
+    "subscript_chain": lambda tool, n, s: f"{tool}(a=x" + "[0]" * n + ")",
+    "operator_chain": lambda tool, n, s: f"{tool}(a=" + "1+" * n + "1)",
+    "many_arguments": lambda tool, n, s: f"{tool}(" + "1," * n + ")",
+    "many_keywords": lambda tool, n, s: f"{tool}(" + ",".join(f"a{i}=1" for i in range(n)) + ")",
+    "call_huge_number": lambda tool, n, s: f"{tool}(a=" + "9" * n + ")",
+    "fstring": lambda tool, n, s: f"{tool}(a=f'{{" + "-" * n + "1}')",
+    "tag_flood": lambda tool, n, s: "</tool_call>" * n + "<tool_call>" * n,
+    "tag_blocks": lambda tool, n, s: f'<tool_call>{{"name": "{tool}"}}</tool_call>' * n,
+    "tag_nested": lambda tool, n, s: "<tool_call>" * n + "</tool_call>" * n,
+    "control_characters": lambda tool, n, s: (s + "\x00\x07\x1b") * n,
+    "lone_surrogates": lambda tool, n, s: f'{tool}(a="' + "\ud800" * n + '")',
+    "quotes_and_escapes": lambda tool, n, s: ('"\\\'' + s) * n,
+    "prose": lambda tool, n, s: (s + " sorry, cannot 1,234.5 ") * n,
+}
+KEYWORD_UNITS = ["not ", "lambda:", "1 if 1 else ", "await ", "x for x in "]
+
+
+def hostile_action(kind: str, tool: str, n: int, unit: str, limit: int) -> str:
+    """One action of class ``kind`` with size ``n``, cut to ``limit`` characters."""
+    return HOSTILE_CLASSES[kind](tool, n, unit)[:limit]

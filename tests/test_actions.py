@@ -233,7 +233,7 @@ def test_openai_schema_is_a_fresh_copy_each_time():
     ('{"name": "tag", "arguments": {"items": [' + "9" * 5000 + "]}}", "5000 digits is too long"),
     ('{"name": "tag", "arguments": "{\\"items\\": [' + "9" * 65 + ']}"}', "65 digits is too long"),
     ('{"name": "tag", "arguments": {"items": [1e999]}}', "1e999 is out of range"),
-    ("tag(items=[" + "9" * 5000 + "])", "Could not parse|too long"),
+    ("tag(items=[" + "9" * 5000 + "])", "Could not parse|too long|outside its string literals"),
     ("tag(items=[" + "9" * 70 + "])", "more than 64 digits"),
     ("tag(items=[1e999])", "out of range"),
 ])
@@ -246,3 +246,59 @@ def test_numbers_beyond_any_tool_are_refused_not_raised(text, match):
 def test_sixty_four_digit_integers_still_parse():
     big = int("9" * 64)
     assert parse_action(json.dumps({"name": "tag", "arguments": {"items": [big, -big]}}), TOOLS).calls[0].arguments == {"items": [big, -big]}
+
+
+# ------------------------------------------------------------------ limits checked before parsing
+
+from budgetgym.core.actions import MAX_CALL_CODE, MAX_NESTING_DEPTH, MAX_OPERATORS, MAX_VALUES  # noqa: E402
+
+
+@pytest.mark.parametrize("text,match", [
+    ("[" * 1000 + "]" * 1000, "nested 1000 levels deep"),
+    ('{"name": "tag", "arguments": ' + '{"a": ' * 500 + "1" + "}" * 501, "nested 501 levels deep"),
+    ('{"name": "tag", "arguments": "' + "[" * 900 + "]" * 900 + '"}', "not valid JSON: The JSON is nested 900"),
+    ('{"name": "tag", "arguments": {"items": [' + "1," * 3000 + "1]}}", "holds about 3004 values"),
+    ("tag(items=" + "[" * 40 + "]" * 40 + ")", "nested 41 levels deep"),
+    ("tag(items=" + "-" * 3000 + "1)", "holds 1?[0-9]{4} operators"),
+    ("tag(items=" + "-" * 30000 + "1)", "outside its string literals"),
+    ("tag(items=" + "not " * 1000 + "1)", "'not' is a Python keyword"),
+    ("tag(items=" + "lambda:" * 300 + "1)", "'lambda' is a Python keyword"),
+    ("tag(items=" + "1 if 1 else " * 300 + "1)", "'if' is a Python keyword"),
+    ("tag(items=a" + ".b" * 1000 + ")", "holds 1?[0-9]{4} operators"),
+    ("tag(items=a" + "()" * 1000 + ")", "holds 1?[0-9]{4} operators"),
+    ("tag(items=a" + "[0]" * 1000 + ")", "holds 1?[0-9]{4} operators"),
+    ("tag(items=" + "1+" * 1000 + "1)", "holds 1?[0-9]{4} operators"),
+    ("tag(" + "1," * 1500 + ")", "holds about 1500 values"),
+    ("tag(items=f'{" + "-" * 3000 + "1}')", "f-strings are not"),
+    ("tag(items=1) # '\ntag(items=" + "-" * 1000 + "1)", "holds 1?[0-9]{4} operators"),
+    ('tag(items="""a"b""", meta=' + "-" * 1000 + "1)", "holds 1?[0-9]{4} operators"),
+    ("</tool_call>" * 2700 + "<tool_call>" * 2700, r"Too many <tool_call> blocks \(2700\)"),
+    ("<tool_call>" * 20 + "</tool_call>" * 20, "opens inside another"),
+    ('ls(path="\ud800")', "lone surrogate"),
+])
+def test_inputs_that_once_raised_or_stalled_are_refused_with_a_message(text, match):
+    """Each input is refused by a linear check before json.loads or ast.parse: no RecursionError,
+    MemoryError or quadratic scan."""
+    with pytest.raises(ActionError, match=match):
+        parse_action(text, TOOLS)
+
+
+def test_inputs_within_the_limits_still_parse():
+    deep = "[" * (MAX_NESTING_DEPTH - 3) + "1" + "]" * (MAX_NESTING_DEPTH - 3)
+    assert parse_action('{"name": "tag", "arguments": {"items": [1], "meta": {"x": ' + deep + "}}}", TOOLS).calls
+    assert parse_action("tag(items=[1], meta={'x': " + deep + "})", TOOLS).calls
+    many = list(range(-MAX_VALUES // 2 + 10, 0))
+    assert parse_action(f"tag(items={many})", TOOLS).calls[0].arguments == {"items": many}
+    assert parse_action(json.dumps({"name": "tag", "arguments": {"items": many}}), TOOLS).calls
+    text = "x, " * 30_000  # commas and brackets inside strings count for nothing
+    assert parse_action(json.dumps({"name": "mv", "arguments": {"source": text, "destination": "[" * 100}}), TOOLS).calls
+    assert parse_action(f"mv(source={text!r}, destination={'(' * 100!r})", TOOLS).calls
+    assert parse_action('mv(source="""it\'s "quoted" # not a comment""", destination=\'b\')', TOOLS).calls
+    numbers = parse_action("tag(items=[], meta={'x': [1e-05, -2.5e+300, 0x1F, 1_000, .5]})", TOOLS)
+    assert numbers.calls[0].arguments["meta"] == {"x": [1e-05, -2.5e+300, 31, 1000, 0.5]}
+    assert MAX_OPERATORS < 1500 and MAX_CALL_CODE < 8192  # the chains Python's parser survives
+
+
+def test_prose_that_opens_like_a_call_stays_a_message():
+    text = "Note (this is not a call, it is what I did)"
+    assert parse_action(text, TOOLS, allow_message=True).is_message

@@ -64,3 +64,28 @@ def test_bad_arguments_get_a_clear_message(args, message):
     result = run_cli(*args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+HOSTILE_LINES = [
+    "[" * 5000 + "]" * 5000,
+    "add(n=" + "-" * 30000 + "1)",
+    "add(n=" + "not " * 8000 + "1)",
+    "add(n=a" + ".b" * 20000 + ")",
+    "</tool_call>" * 2700 + "<tool_call>" * 2700,
+    "add(" + "1," * 30000 + ")",
+    '{"name": "add", "arguments": {"n": ' + "9" * 5000 + "}}",
+]
+
+
+@pytest.mark.parametrize("start", range(0, len(HOSTILE_LINES), 3))
+def test_play_answers_hostile_lines_without_a_traceback(start):
+    """Nesting bombs, long chains, tag floods, many arguments, huge numbers, and a line that is not
+    UTF-8 at all: each one is an invalid action with a message, never a traceback."""
+    lines = HOSTILE_LINES[start:start + 3]
+    stdin = "\n".join(lines) + "\n"
+    result = subprocess.run([sys.executable, "-c", RUN_WITH_TOY, "play", "budgetgym-test/Counter-v0", "--task", "toy-04"],
+                            input=stdin.encode() + b"say(text='\xed\xa0\x80 \xff')\n", capture_output=True, timeout=120)
+    stderr, stdout = result.stderr.decode(), result.stdout.decode()
+    assert result.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert stdout.count("Invalid action:") == len(lines) + 1, stdout[-2000:]

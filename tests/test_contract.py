@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import tracemalloc
 import warnings
 
@@ -15,10 +16,13 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import budgetgym
-from budgetgym.core import SnapshotError, TextEnv
+from budgetgym.core import SnapshotError, TextEnv, text_env
 from registered import ENV_IDS, make_or_skip
-from contract import BAD_ACTIONS, action_sequence, play, schema_violation
+from contract import BAD_ACTIONS, HOSTILE_CLASSES, KEYWORD_UNITS, action_sequence, hostile_action, play, schema_violation
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -26,6 +30,28 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.fixture(params=ENV_IDS)
 def env_id(request):
     return request.param
+
+
+# Hostile actions per id: FUZZ_EXAMPLES examples of three each, with an oracle step after each (about
+# 20 s an id on a CI machine).
+FUZZ_EXAMPLES = 500
+FUZZ_COUNT: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module")
+def fuzz_envs():
+    """One env per id for the fuzz test's examples (hypothesis runs many in one test call)."""
+    made = {}
+
+    def get(env_id):
+        if env_id not in made:
+            made[env_id] = make_or_skip(env_id)
+            made[env_id].reset(seed=0)
+        return made[env_id]
+
+    yield get
+    for env in made.values():
+        env.close()
 
 
 def _task_ids(env, n: int, seed: int = 0) -> list[str]:
@@ -143,6 +169,151 @@ def test_foreign_or_corrupt_snapshot_is_refused_and_changes_nothing(env_id):
         assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before
 
 
+def _corruptions(good: dict, base) -> dict[str, dict | str]:
+    """One broken snapshot per cause (the cause is the key)."""
+    transcript = good["transcript"]
+    fast = good["state"] is not None
+    cases = {
+        "not a mapping": "not a dict",
+        "format": {**good, "format": "other"},
+        "missing field": {k: v for k, v in good.items() if k != "seed"},
+        "unknown field": {**good, "extra": 1},
+        "env": {**good, "env": "some.OtherEnv"},
+        "version": {**good, "version": 999},
+        "version as bool": {**good, "version": True},
+        "env_id": {**good, "env_id": 5},
+        "task": {**good, "task_id": "no-such-task"},
+        "task not a string": {**good, "task_id": ["x"]},
+        "fingerprint": {**good, "task_fingerprint": "0" * 16},
+        "seed type": {**good, "seed": "0"},
+        "seed range": {**good, "seed": -1},
+        "transcript shape": {**good, "transcript": [["a"]]},
+        "transcript types": {**good, "transcript": [[1, 2]] * len(transcript)},
+        "turn": {**good, "turn": len(transcript) + 1},
+        "turn as bool": {**good, "turn": True} if len(transcript) == 1 else {**good, "turn": "1"},
+        "over budget": {**good, "turn": base.task.max_turns + 1, "transcript": transcript + [["a", "b"]] * (base.task.max_turns + 1 - len(transcript))},
+        "too long": {**good, "transcript": [[a, "o" * (base.max_observation_length + 1)] for a, _ in transcript]},
+        "first observation": {**good, "first_observation": 3},
+        "solved type": {**good, "solved": "yes"},
+        "solved and failed": {**good, "solved": True, "failed": True},
+        "progress range": {**good, "progress": 2.0},
+        "progress type": {**good, "progress": "half"},
+        "digest type": {**good, "digest": 12},
+        "ended before a turn": {**good, "turn": 0, "transcript": [], "solved": True},
+        "replay diverged": {**good, "state": None, "transcript": [[a, o + " (edited)"] for a, o in transcript]},
+        "replay status": {**good, "state": None, "solved": True},
+    }
+    if fast:
+        # Edited with the digest recomputed (as a deliberate editor would): the fast path's own checks.
+        cases["state schema"] = _redigested({**good, "state": {"garbage": True}})
+        cases["state status"] = _redigested({**good, "solved": True})
+        # Edited without: the state must be what the transcript's replay gives.
+        cases["state edited"] = {**good, "state": _edited_state(good["state"])}
+    else:
+        cases["state on a replay-only env"] = {**good, "state": {"x": 1}}
+    return cases
+
+
+def _redigested(snap: dict) -> dict:
+    from budgetgym.core.env import snapshot_digest
+
+    return {**snap, "digest": snapshot_digest(snap)}
+
+
+def _edited_state(state):
+    """The state with its first string or number changed (the digest no longer matches)."""
+    state = json.loads(json.dumps(state))
+    stack = [state]
+    while stack:
+        item = stack.pop()
+        for key in (item if isinstance(item, dict) else range(len(item))):
+            value = item[key]
+            if isinstance(value, str) and value:
+                item[key] = value + "x"
+                return state
+            if isinstance(value, int) and not isinstance(value, bool):
+                item[key] = value + 1
+                return state
+            if isinstance(value, (dict, list)):
+                stack.append(value)
+    return state
+
+
+def test_each_refused_restore_leaves_the_running_episode_intact_and_steppable(env_id):
+    env, twin = make_or_skip(env_id), make_or_skip(env_id)
+    task_id = _task_ids(env, 1, seed=8)[0]
+    for e in (env, twin):
+        e.reset(seed=0, options={"task_id": task_id})
+        play(e, [None, "{broken"])
+    good = json.loads(json.dumps(env.unwrapped.snapshot()))
+    before = json.dumps(good, sort_keys=True)
+    messages = {}
+    for cause, corrupt in _corruptions(good, env.unwrapped).items():
+        with pytest.raises(SnapshotError) as refused:
+            env.reset(seed=123, options={"snapshot": corrupt})
+        messages[cause] = str(refused.value)
+        assert json.dumps(env.unwrapped.snapshot(), sort_keys=True) == before, cause
+    # One message per cause: no two causes share a message (numbers aside).
+    shapes = {cause: re.sub(r"\d+", "N", message) for cause, message in messages.items()}
+    duplicates = {c: m for c, m in shapes.items() if list(shapes.values()).count(m) > 1}
+    assert not duplicates, duplicates
+    # Still steppable, and exactly where it was: the same future as a twin that was never refused.
+    assert [s[:5] for s in play(env, [None] * 3)] == [s[:5] for s in play(twin, [None] * 3)]
+
+
+SNAPSHOT_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=True),
+                            st.text(max_size=6), st.lists(st.integers(0, 3), max_size=2),
+                            st.dictionaries(st.text(max_size=3), st.integers(0, 3), max_size=2))
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, prefix + (index,))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(where=st.integers(0, 10**6), value=SNAPSHOT_VALUES, delete=st.booleans(), cut=st.integers(0, 4))
+def test_a_mutated_snapshot_is_refused_or_restores_what_its_replay_restores(env_id, fuzz_envs, where, value, delete, cut):
+    """Property: change one value anywhere in a valid snapshot (or delete it). The restore is either
+    refused, leaving the running episode as it was, or gives the state a replay of the mutated
+    snapshot gives: the next steps of the two are equal."""
+    probe = fuzz_envs(env_id)
+    task_id = probe.unwrapped.tasks.ids[where % len(probe.unwrapped.tasks)]
+    source = make_or_skip(env_id)
+    source.reset(seed=1, options={"task_id": task_id})
+    play(source, ([None, "{broken"] * 3)[:cut])
+    snap = json.loads(json.dumps(source.unwrapped.snapshot()))
+    paths = [p for p in _paths(snap) if p]
+    path = paths[where % len(paths)]
+    parent = snap
+    for key in path[:-1]:
+        parent = parent[key]
+    if delete and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    running = make_or_skip(env_id)
+    running.reset(seed=2)
+    play(running, [None])
+    before = json.dumps(running.unwrapped.snapshot(), sort_keys=True)
+    try:
+        running.reset(options={"snapshot": snap})
+    except SnapshotError:
+        assert json.dumps(running.unwrapped.snapshot(), sort_keys=True) == before
+        return
+    replayed = make_or_skip(env_id)
+    replay_snap = {k: v for k, v in snap.items() if k != "digest"}
+    replay_snap["state"] = None
+    replayed.reset(options={"snapshot": replay_snap})  # a SnapshotError here fails the property
+    a, b = play(running, [None] * 4), play(replayed, [None] * 4)
+    assert [s[:5] for s in a] == [s[:5] for s in b]
+
+
 def test_bad_actions_never_raise_and_change_nothing_but_the_turn(env_id):
     env = make_or_skip(env_id)
     for task_id in _task_ids(env, 3, seed=5):
@@ -186,19 +357,105 @@ def test_step_before_reset_and_after_end_raise_clearly(env_id):
         env.unwrapped.step("hello")
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_vectorised(env_id, mode):
+def test_vectorised_sync_and_async_with_gymnasiums_defaults(env_id):
+    """make_vec with default arguments (async: shared memory on): the batches carry the envs' real
+    observations, step after step, the same in both modes."""
     make_or_skip(env_id).close()
-    kwargs = {"vector_kwargs": {"shared_memory": False}} if mode == "async" else {}
-    envs = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode, **kwargs)
-    try:
-        obs, infos = envs.reset(seed=[1, 2])
-        assert len(obs) == 2 and all(isinstance(o, str) for o in obs)
-        for _ in range(3):
-            obs, rewards, terminated, truncated, infos = envs.step(("hello", '{"name": "nope"}'))
-            assert len(obs) == 2 and rewards.shape == (2,)
-    finally:
-        envs.close()
+    runs = {}
+    for mode in ("sync", "async"):
+        envs = gym.make_vec(env_id, num_envs=4, vectorization_mode=mode)
+        try:
+            obs, _ = envs.reset(seed=[1, 2, 3, 4])
+            run = [tuple(obs)]
+            for actions in (("hello", '{"name": "nope"}', "[" * 100, "x"), ("ok", "ok", "ok", "ok")):
+                obs, rewards, terminated, truncated, _ = envs.step(actions)
+                assert rewards.shape == (4,)
+                run.append(tuple(obs))
+        finally:
+            envs.close()
+        runs[mode] = run
+    assert all(isinstance(o, str) and o for batch in runs["sync"] for o in batch)
+    assert runs["async"] == runs["sync"]
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_a_copy_mid_episode_is_independent_and_has_the_same_future(env_id, how):
+    import copy
+    import pickle
+
+    env = budgetgym.make(env_id, budget=0.75, reveal="remaining")
+    env.reset(seed=4)
+    play(env, [None, "I am not sure yet."])
+    twin = pickle.loads(pickle.dumps(env)) if how == "pickle" else copy.deepcopy(env)
+    assert twin.unwrapped is not env.unwrapped
+    assert json.dumps(twin.unwrapped.snapshot(), sort_keys=True) == json.dumps(env.unwrapped.snapshot(), sort_keys=True)
+    ahead = play(env, [None] * 3)  # the original moves on: the copy must not follow
+    behind = play(twin, [None] * 3)
+    assert [s[:5] for s in ahead] == [s[:5] for s in behind]
+    assert [json.dumps(s[5], sort_keys=True) for s in ahead] == [json.dumps(s[5], sort_keys=True) for s in behind]
+
+
+def _wrappers(env_id):
+    from budgetgym.chat import ChatView
+    from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
+
+    yield TurnBudget(make_or_skip(env_id), max_turns=0.5, reveal="remaining")
+    yield BudgetMix(make_or_skip(env_id), fractions=(0.5, 1.0))
+    yield ChatView(make_or_skip(env_id))
+    if text_env(make_or_skip(env_id)).failure_states():
+        yield ErrorInjection(make_or_skip(env_id))
+
+
+def test_every_wrapper_passes_check_env_and_remakes_from_its_spec(env_id):
+    for wrapped in _wrappers(env_id):
+        check_env(wrapped, skip_render_check=True)
+        again = gym.make(wrapped.spec)
+        assert [w.name for w in again.spec.additional_wrappers] == [w.name for w in wrapped.spec.additional_wrappers]
+        assert again.spec.additional_wrappers[-1].kwargs == wrapped.spec.additional_wrappers[-1].kwargs
+        obs, info = again.reset(seed=7)
+        assert isinstance(obs, str) and info["task_id"] in text_env(again).all_tasks
+
+
+def _episode_state(env) -> str:
+    """Everything an invalid action must leave alone: the family's state, its flags, the tools."""
+    base = env.unwrapped
+    return json.dumps([base._get_state(), base._solved, base._failed, base._progress, sorted(base.tools),
+                       base.state_key()], sort_keys=True, default=str)
+
+
+HOSTILE_DRAW = st.tuples(st.sampled_from(sorted(HOSTILE_CLASSES)), st.one_of(st.integers(1, 64), st.integers(1, 70_000)),
+                         st.sampled_from(KEYWORD_UNITS + ["", "é漢", "\\ud800"]), st.integers(0, 8))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 3), tool_index=st.integers(0, 10_000), draws=st.lists(HOSTILE_DRAW, min_size=3, max_size=3))
+def test_fuzzed_hostile_actions_never_raise_and_invalid_ones_change_nothing(env_id, fuzz_envs, seed, tool_index, draws):
+    """A grammar of hostile inputs (nesting bombs, long chains, tag floods, many arguments, huge
+    numbers, surrogates, control characters) at every size up to the action length limit, three
+    actions per example between the oracle's: step() never raises, an invalid action changes nothing
+    but the turn. One env serves all examples (what is drawn never depends on its state)."""
+    env = fuzz_envs(env_id)
+    base = env.unwrapped
+    if not base._ready or base.turn + 7 >= base.task.max_turns:
+        env.reset(seed=seed)
+    tools = sorted(base.tools) or ["f"]
+    tool = tools[tool_index % len(tools)]
+    for kind, size, unit, extra in draws:
+        action = hostile_action(kind, tool, size, unit, base.max_action_length + extra)
+        before = _episode_state(env)
+        turn = base.turn
+        observation, reward, terminated, truncated, info = env.step(action)
+        FUZZ_COUNT[env_id] = FUZZ_COUNT.get(env_id, 0) + 1
+        assert isinstance(observation, str) and observation and base.turn == turn + 1
+        if not info["action_valid"]:
+            assert info["action_error"] and reward == 0.0 and not terminated
+            assert _episode_state(env) == before, (kind, size)
+        if terminated or truncated:
+            env.reset(seed=seed)
+            continue
+        _, _, terminated, truncated, _ = env.step(base.oracle_action() or "ok")
+        if terminated or truncated:
+            env.reset(seed=seed)
 
 
 def test_long_run_memory_stays_flat(env_id):

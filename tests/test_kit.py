@@ -124,6 +124,10 @@ class MistakenCounter(CounterEnv):
     def state_key(self) -> str:
         return str(self.value)
 
+    def _state_status(self):
+        solved, failed, _ = super()._state_status()
+        return solved, failed, 1.0 if solved else 0.0  # all or nothing, as _execute reports it
+
 
 def test_the_failure_builder_runs_on_family_hooks_and_its_states_restore_and_recover():
     env = MistakenCounter(tasks=TOY_TASKS)

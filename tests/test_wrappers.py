@@ -6,6 +6,7 @@ import json
 import math
 from collections import Counter
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -236,3 +237,31 @@ def test_turn_budget_property(cap, reveal, actions, task):
         assert truncated == (used == limit and not terminated)
         if terminated or truncated:
             break
+
+
+def test_a_restored_prefix_longer_than_the_cap_leaves_nothing_and_says_so():
+    """A turn-5 snapshot under TurnBudget(3): no negative remainder, and a step past the cap returns
+    the env's own info (turn, task, success) with a clear message, without touching the env."""
+    source = gym.make(TOY_ID)
+    source.reset(seed=0, options={"task_id": "toy-04"})
+    for _ in range(5):
+        source.step("say(text='x')")
+    env = TurnBudget(gym.make(TOY_ID), max_turns=3, reveal="remaining")
+    observation, info = env.reset(options={"snapshot": source.unwrapped.snapshot()})
+    assert info["budget"] == {"max_turns": 3, "used": 5, "remaining": 0, "reveal": "remaining"}
+    assert "[Turns remaining: 0 of 3]" in observation
+    observation, reward, terminated, truncated, info = env.step("add(n=1)")
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert "already took 5 turns" in observation and "turn budget is 3" in observation
+    assert info["task_id"] == "toy-04" and info["turn"] == 5 and info["success"] is False
+    assert info["action_valid"] is False and info["action_error"] == observation
+    assert env.unwrapped.turn == 5  # the env was not stepped
+
+
+def test_stepping_on_after_the_cap_is_refused_with_the_envs_info():
+    env = TurnBudget(gym.make(TOY_ID), max_turns=1)
+    env.reset(seed=0, options={"task_id": "toy-04"})
+    assert env.step("say(text='x')")[3] is True
+    observation, _, _, truncated, info = env.step("add(n=1)")
+    assert truncated and "turn budget of 1 turns is spent" in observation
+    assert info["turn"] == 1 and info["budget"]["remaining"] == 0 and "task_id" in info

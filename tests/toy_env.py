@@ -68,3 +68,11 @@ class CounterEnv(TextEnv):
 
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
         self.value = state["value"]
+
+    def _state_schema(self, task: Task) -> dict:
+        return {"type": "object", "properties": {"value": {"type": "integer", "minimum": 0}},
+                "required": ["value"], "additionalProperties": False}
+
+    def _state_status(self) -> tuple[bool, bool, float]:
+        target = self.task["target"]
+        return self.value == target, self.value > target, min(self.value, target) / target

@@ -4,6 +4,7 @@ from budgetgym.core.actions import MAX_CALLS_PER_STEP, Action, ActionError, Tool
 from budgetgym.core.budgets import full_budget
 from budgetgym.core.env import SNAPSHOT_FORMAT, Outcome, SnapshotError, TextEnv, render_action, text_env
 from budgetgym.core.jsonl import Record, read_jsonl, write_jsonl
+from budgetgym.core.limits import LimitExceeded, Limits, SizeLimitExceeded, TimeLimitExceeded
 from budgetgym.core.rollout import Rollout, oracle_policy, rollout
 from budgetgym.core.spaces import UnicodeText
 from budgetgym.core.state import copy_state
@@ -11,8 +12,9 @@ from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
 from budgetgym.core.tools import Tool, ToolError, object_schema, tool_map
 
 __all__ = [
-    "MAX_CALLS_PER_STEP", "Action", "ActionError", "Outcome", "Record", "Rollout", "SNAPSHOT_FORMAT", "SnapshotError",
-    "Task", "TaskSet", "TextEnv", "Tool", "ToolCall", "ToolError", "UnicodeText", "copy_state", "expected_forms",
-    "full_budget", "load_failure_states", "load_tasks", "object_schema", "oracle_policy", "parse_action", "read_jsonl",
+    "MAX_CALLS_PER_STEP", "Action", "ActionError", "LimitExceeded", "Limits", "Outcome", "Record", "Rollout",
+    "SNAPSHOT_FORMAT", "SizeLimitExceeded", "SnapshotError", "Task", "TaskSet", "TextEnv", "TimeLimitExceeded",
+    "Tool", "ToolCall", "ToolError", "UnicodeText", "copy_state", "expected_forms", "full_budget",
+    "load_failure_states", "load_tasks", "object_schema", "oracle_policy", "parse_action", "read_jsonl",
     "render_action", "rollout", "text_env", "tool_map", "write_jsonl",
 ]

@@ -21,7 +21,9 @@ one bad call rejects the whole output and leaves the state as it was. Errors are
 from __future__ import annotations
 
 import ast
+import itertools
 import json
+import keyword
 import math
 import re
 from dataclasses import dataclass
@@ -65,13 +67,21 @@ class _Problem(Exception):
 
 BareParser = Callable[[str], "ToolCall | None"]
 
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_OPEN_TAG, _CLOSE_TAG = "<tool_call>", "</tool_call>"
 _CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 _CALL_START = re.compile(r"^\[?\s*([A-Za-z_][\w.]*)\s*\(")
 # An object, or a list that opens like JSON; "[Done] moved it" is a message, not broken JSON.
 _JSON_START = re.compile(r'^(\{|\[\s*[\[{"\d\-\]]|\[\s*(true|false|null)\b)')
 MAX_CALLS_PER_STEP = 32  # one turn may hold several calls, but not an unbounded batch
 MAX_INTEGER_DIGITS = 64
+# Limits checked by linear scans *before* json.loads or ast.parse run: both recurse per nesting level
+# (RecursionError at about 1,000 levels, MemoryError from Python's parser on long operator chains),
+# and ast.parse plus literal_eval take about 100 ms for 30,000 list items. Within these limits the
+# parse of any action up to the length limit takes a few milliseconds and nests a few hundred frames.
+MAX_NESTING_DEPTH = 32  # brackets ( [ { outside strings
+MAX_VALUES = 1024  # separators (',' and ':') outside strings: arguments, list items, dict entries
+MAX_CALL_CODE = 4096  # call syntax: characters outside string literals (names, numbers, punctuation)
+MAX_OPERATORS = 512  # call syntax: signs, operators, attribute dots, subscripts and calls
 # C0 controls but tab and newlines: no model writes them, a garbled byte stream does.
 _CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -164,11 +174,22 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
 
 
 def _parse_tool_call_blocks(text: str, tools: Mapping[str, Tool]) -> list[ToolCall]:
-    if text.count("<tool_call>") != text.count("</tool_call>"):
+    opened, closed = text.count(_OPEN_TAG), text.count(_CLOSE_TAG)
+    if opened > MAX_CALLS_PER_STEP:
+        raise _Problem(f"Too many <tool_call> blocks ({opened}); at most {MAX_CALLS_PER_STEP} calls in one turn.")
+    if opened != closed:
         raise _Problem("Unclosed <tool_call> block: each <tool_call> needs a matching </tool_call>.")
     calls: list[ToolCall] = []
-    for body in _TOOL_CALL_BLOCK.findall(text):
-        body = body.strip()
+    position = 0
+    # One left-to-right pass with str.find: a regex search from every opening tag is quadratic.
+    while (start := text.find(_OPEN_TAG, position)) != -1:
+        end = text.find(_CLOSE_TAG, start)
+        if end == -1:
+            raise _Problem("Unclosed <tool_call> block: each <tool_call> needs a matching </tool_call>.")
+        body = text[start + len(_OPEN_TAG):end].strip()
+        position = end + len(_CLOSE_TAG)
+        if _OPEN_TAG in body:
+            raise _Problem("A <tool_call> block opens inside another: close each block before the next.")
         if body.startswith(("{", "[")):
             calls.extend(_calls_from_json(_load_json(body)))
         else:
@@ -199,6 +220,9 @@ def _checked_float(text: str) -> float:
 
 
 def _load_json(text: str) -> Any:
+    problem = _json_size_problem(text)
+    if problem is not None:
+        raise _Problem(problem)
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_int=_checked_int, parse_float=_checked_float)
     except json.JSONDecodeError as err:
@@ -230,8 +254,18 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
     match = _CALL_START.match(text)
     if match is None:
         return None
+    problem = _call_size_problem(text)
+    if problem is not None:
+        if _short_name(match.group(1)) in tools:
+            raise _Problem(problem, _short_name(match.group(1)))
+        return None  # prose that opens like a call ("Note (it is ...)"): not call syntax
     try:
         module = ast.parse(text, mode="exec")
+    except UnicodeEncodeError as err:  # Python source must be encodable: no lone surrogates
+        if _short_name(match.group(1)) in tools:
+            raise _Problem(f"The call holds a lone surrogate ({text[err.start]!r} at {err.start}), which call syntax "
+                           "cannot carry; write the call as JSON.", _short_name(match.group(1))) from None
+        return None
     except (SyntaxError, ValueError):
         if _short_name(match.group(1)) in tools:
             raise _Problem(f"Could not parse the call {_excerpt(text)}: check quotes and brackets.", _short_name(match.group(1))) from None
@@ -294,13 +328,114 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
+# ------------------------------------------------------------------ limits checked before parsing
+#
+# Each check is a few passes of C code (str.count, str.replace, regular expressions that cannot
+# backtrack, one running sum in C), linear in the text; the slower patterns of call syntax only
+# run once the code outside string literals is known to be short (MAX_CALL_CODE).
+
+# Escaped characters first (a pair of backslashes, then a backslash and the next character), so the
+# string patterns below need no escape handling and cannot backtrack.
+_ESCAPES = (("\\\\", "__"), ('\\"', "__"), ("\\'", "__"), ("\\\n", "__"), ("\\\r", "__"))
+# Python's own tokens that hide text: comments, then triple-quoted before single-quoted strings (the
+# order Python's tokenizer reads them in). An unterminated string runs to the end (or, single-quoted,
+# to the end of its line, where Python stops with an error): a match can never fail and backtrack.
+_PYTHON_SKIPPED = re.compile(
+    r'\#[^\r\n]*|""".*?(?:"""|\Z)|\'\'\'.*?(?:\'\'\'|\Z)|"[^"\r\n]*"?|\'[^\'\r\n]*\'?', re.DOTALL)
+_FSTRING = re.compile(r'(?<!\w)(?:[rRbBuU]?[fF]|[fF][rRbB])""')
+_KEYWORD = re.compile(r"\b(?:" + "|".join(k for k in keyword.kwlist if k not in ("True", "False", "None")) + r")\b")
+# A number token (with its exponent sign, dots and suffix), so that its '-' and '.' are no operators.
+_NUMBER_TOKEN = re.compile(r"(?<![\w.])\.?\d(?:[\w.]|(?<=[eE])[-+])*")
+_POSTFIX = re.compile(r"[\w)\]}\"]\s*[(\[]")  # a call or a subscript
+_OPERATOR_CHARACTERS = "-+*/%@&|^~<>!."
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKET_DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+def _without_escapes(text: str) -> str:
+    for escaped, blank in _ESCAPES:
+        if escaped in text:
+            text = text.replace(escaped, blank)
+    return text
+
+
+def _outside_quotes(text: str, quote: str) -> str:
+    """``text`` with the inside of every ``quote``-delimited string emptied (escapes already blanked).
+
+    Splitting on the quote is one C pass: the even pieces are outside strings; an unterminated
+    string runs to the end."""
+    pieces = text.split(quote)
+    return (quote * 2).join(pieces[0::2]) if len(pieces) > 1 else text
+
+
+def _python_code(text: str) -> str:
+    """The call-syntax text outside comments and string literals (each literal left as ``""``)."""
+    text = _without_escapes(text)
+    if "#" not in text:
+        # With one kind of quote and no triple quotes, splitting on it reads the strings as Python
+        # does; a string that Python would find unterminated at a line end stops the parse there.
+        if "'" not in text and '"""' not in text:
+            return _outside_quotes(text, '"')
+        if '"' not in text and "\'\'\'" not in text:
+            return _outside_quotes(text, "'").replace("''", '""')
+    return _PYTHON_SKIPPED.sub('""', text)
+
+
+def _nesting_depth(code: str) -> int:
+    brackets = _NOT_BRACKETS.sub("", code)
+    if len(brackets) <= MAX_NESTING_DEPTH:
+        return len(brackets)  # an upper bound that is within the limit
+    # The running sum of +1 per opening and -1 per closing bracket, all in C (map, accumulate, max).
+    return max(itertools.accumulate(map(_BRACKET_DELTA.__getitem__, brackets)))
+
+
+def _structure_problem(code: str, what: str) -> str | None:
+    depth = _nesting_depth(code)
+    if depth > MAX_NESTING_DEPTH:
+        return f"The {what} is nested {depth} levels deep; at most {MAX_NESTING_DEPTH}."
+    values = code.count(",") + code.count(":")
+    if values > MAX_VALUES:
+        return f"The {what} holds about {values} values; at most {MAX_VALUES} arguments, items and entries in one turn."
     return None
+
+
+def _json_size_problem(text: str) -> str | None:
+    """Why ``text`` is too deep or too large to hand to ``json.loads``, or None."""
+    if text.count("[") + text.count("{") <= MAX_NESTING_DEPTH and text.count(",") + text.count(":") <= MAX_VALUES:
+        return None  # the raw counts bound the counts outside strings
+    return _structure_problem(_outside_quotes(_without_escapes(text), '"'), "JSON")
+
+
+def _call_size_problem(text: str) -> str | None:
+    """Why ``text`` must not reach ``ast.parse`` (too deep, too large, not literals), or None."""
+    code = _python_code(text)
+    if len(code) > MAX_CALL_CODE:
+        return (f"The call has {len(code)} characters outside its string literals; at most {MAX_CALL_CODE} "
+                "(arguments are literals: long text belongs in strings).")
+    problem = _structure_problem(code, "call")
+    if problem is not None:
+        return problem
+    if _FSTRING.search(code):
+        return "Arguments must be literals: f-strings are not."
+    found = _KEYWORD.search(code)
+    if found:
+        return f"Arguments must be literals: '{found.group()}' is a Python keyword."
+    bare = _NUMBER_TOKEN.sub("0", code)
+    operators = sum(bare.count(c) for c in _OPERATOR_CHARACTERS) + len(_POSTFIX.findall(bare))
+    if operators > MAX_OPERATORS:
+        return f"The call holds {operators} operators; arguments must be literals (at most {MAX_OPERATORS} signs and calls in one turn)."
+    return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _short_name(name: str) -> str:

@@ -11,7 +11,8 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
 * ``_oracle() -> Action | None``: the next action of a known-good solution, structured; the core's
   ``oracle_action()`` renders it (``_render_oracle``) and answers None once the episode has ended;
 * optionally ``_parse_bare`` (bare commands), ``admissible_actions``, the fast snapshot path
-  ``_get_state`` / ``_set_state``, ``_teardown`` (called by ``close()``: browsers, containers,
+  ``_get_state`` / ``_set_state`` (with ``_state_schema`` and ``_state_status``, which a restore
+  checks the state against before anything changes), ``_teardown`` (called by ``close()``: browsers, containers,
   temporary folders), and the failure-state hooks ``propose_mistake`` / ``state_key`` that
   :mod:`budgetgym.core.failures` builds curated failure states from.
 """
@@ -19,12 +20,16 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
 from __future__ import annotations
 
 import abc
+import functools
+import hashlib
 import json
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, ClassVar, Collection, Mapping, Sequence
 
 import gymnasium as gym
+import jsonschema
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
 from budgetgym.core.spaces import UnicodeText
@@ -33,6 +38,10 @@ from budgetgym.core.tools import Tool
 
 SNAPSHOT_FORMAT = "budgetgym.snapshot/1"
 _SEED_BOUND = 2**31 - 1
+_SNAPSHOT_FIELDS = ("format", "env", "env_id", "version", "task_id", "task_fingerprint", "seed", "turn",
+                    "first_observation", "transcript", "solved", "failed", "progress", "state")
+# A transcript records a non-string action by its repr, which may be longer than any text action.
+_MAX_RECORDED_ACTION = 1 << 20
 
 
 class SnapshotError(ValueError):
@@ -197,19 +206,27 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return None
 
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
-        """Restore a state produced by ``_get_state`` for ``task`` (only called when that is not None)."""
+        """Restore a state produced by ``_get_state`` for ``task`` (only called when that is not None).
+
+        Called on a sibling of the env (see ``_restore``) after the state passed ``_state_schema``;
+        ``self.first_observation`` and ``self.transcript`` already hold the snapshot's, for checks of
+        the state against them. Raise :class:`SnapshotError` for anything the schema cannot say; build
+        the backend afresh (new objects), never by changing the running episode's in place."""
         raise SnapshotError(f"{type(self).__name__} has no fast restore path")
 
     # ------------------------------------------------------------------ Gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
         options = dict(options or {})
         unknown = set(options) - {"task_id", "task_index", "snapshot"}
         if unknown:
             raise ValueError(f"unknown reset options {sorted(unknown)}; use task_id, task_index or snapshot")
         if "snapshot" in options:
-            return self._restore(options["snapshot"]), self._info(at_reset=True)
+            # The restore first: a refused snapshot leaves even the generator's state as it was.
+            observation = self._restore(options["snapshot"])
+            super().reset(seed=seed)
+            return observation, self._info(at_reset=True)
+        super().reset(seed=seed)
         if "task_id" in options:
             task = self.all_tasks.get(options["task_id"])
         elif "task_index" in options:
@@ -315,7 +332,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """The episode so far as a JSON-serialisable dict; restore with ``reset(options={"snapshot": s})``."""
         if self.task is None:
             raise RuntimeError("nothing to snapshot: call reset() first")
-        return {
+        snap = {
             "format": SNAPSHOT_FORMAT,
             "env": f"{type(self).__module__}.{type(self).__qualname__}",
             "env_id": self.spec.id if self.spec is not None else None,
@@ -331,59 +348,159 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             "progress": self._progress,
             "state": self._get_state(),
         }
+        snap["digest"] = snapshot_digest(snap)
+        return snap
 
     def _restore(self, snap: Any) -> str:
+        """Restore ``snap`` all or nothing: everything is checked, and the episode is rebuilt on a
+        sibling of this env (a shallow copy whose episode fields are rebuilt), which replaces this
+        env's episode only once the restore succeeded. A refused snapshot raises
+        :class:`SnapshotError` and leaves the running episode exactly as it was, steppable."""
         task, transcript = self._check_snapshot(snap)
-        self._ready = False  # until the restore has fully succeeded
+        sibling = self._sibling()
+        try:
+            sibling._rebuild(task, snap, transcript)
+        except SnapshotError:
+            raise
+        except Exception as err:  # a family's own check that raised something else: still a refusal
+            raise SnapshotError(f"the snapshot's state could not be restored ({type(err).__name__}: {err})") from err
+        self.__dict__.update(sibling.__dict__)
+        return self._last_observation
+
+    def _sibling(self) -> "TextEnv":
+        """A shallow copy of this env for a restore to rebuild an episode on (tasks, tools, caches and
+        the generator shared). ``_load_task`` and ``_set_state`` build the episode's objects afresh
+        there, so this env's own stay untouched until the swap. A family whose backend lives outside
+        this process (a container, a browser) overrides this to give the sibling its own."""
+        sibling = object.__new__(type(self))
+        sibling.__dict__.update(self.__dict__)
+        return sibling
+
+    def _rebuild(self, task: Task, snap: Mapping[str, Any], transcript: list[list[str]]) -> None:
+        self._ready = False
         self._begin(task, snap["seed"])
-        if snap.get("state") is not None:
-            self._set_state(task, snap["seed"], snap["state"])
-            self._solved, self._failed = bool(snap.get("solved")), bool(snap.get("failed"))
-            self._progress = float(snap.get("progress", 0.0))
+        expected = (snap["solved"], snap["failed"], float(snap["progress"]))
+        # The fast path takes the state as the env wrote it: a snapshot whose digest no longer matches
+        # was changed after it was taken, and its state must equal what replaying its transcript gives.
+        verify = snap["state"] is not None and "digest" in snap and snap["digest"] != snapshot_digest(snap)
+        if verify:
+            self._check_state(task, snap["state"])
+        if snap["state"] is not None and not verify:
+            # The family's _set_state may check the state against the transcript (self.transcript).
             self._first_observation = snap["first_observation"]
             self._transcript = [(a, o) for a, o in transcript]
             self._turn = len(transcript)
+            self._check_state(task, snap["state"])
+            self._set_state(task, snap["seed"], snap["state"])
+            self._solved, self._failed, self._progress = expected
+            derived = self._state_status()
+            if derived is not None and not _same_status(derived, expected):
+                raise SnapshotError(f"corrupt snapshot: it says solved={expected[0]}, failed={expected[1]}, "
+                                    f"progress={expected[2]}, but its state gives solved={derived[0]}, "
+                                    f"failed={derived[1]}, progress={derived[2]}")
         else:
             self._first_observation = self._load_task(task, snap["seed"])
             if self._first_observation != snap["first_observation"]:
                 raise SnapshotError("snapshot replay diverged at reset: the task's first observation differs")
             self._ready = True
-            for number, (action, expected) in enumerate(transcript, 1):
+            for number, (action, observation) in enumerate(transcript, 1):
                 if not self._ready:
                     raise SnapshotError(f"snapshot replay diverged: the episode ended at turn {number - 1}")
                 self.step(action)
-                if self._last_observation != expected:
-                    self._ready = False
+                if self._last_observation != observation:
                     raise SnapshotError(f"snapshot replay diverged at turn {number}: the env answered differently")
+            replayed = (self._solved, self._failed, self._progress)
+            if not _same_status(replayed, expected):
+                raise SnapshotError(f"corrupt snapshot: it says solved={expected[0]}, failed={expected[1]}, "
+                                    f"progress={expected[2]}, but its replay gives solved={replayed[0]}, "
+                                    f"failed={replayed[1]}, progress={replayed[2]}")
+            if verify and _canonical(self._get_state()) != _canonical(snap["state"]):
+                raise SnapshotError("corrupt snapshot: it was changed after it was taken (its digest does not "
+                                    "match) and its state is not what replaying its transcript gives")
         self._last_observation = transcript[-1][1] if transcript else self._first_observation
-        ended = self._solved or self._failed or self._turn >= task.max_turns
-        self._ready = not ended
-        return self._last_observation
+        self._ready = not (self._solved or self._failed or self._turn >= task.max_turns)
+
+    def _check_state(self, task: Task, state: Any) -> None:
+        """Validate a snapshot's fast-restore state against the family's schema, if it has one."""
+        if type(self)._get_state is TextEnv._get_state:
+            raise SnapshotError(f"{type(self).__name__} restores by replay: a snapshot's state must be null")
+        schema = self._state_schema(task)
+        if schema is None:
+            return
+        error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(state))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path)
+            raise SnapshotError(f"corrupt snapshot: its state does not fit the {self.family} state schema: "
+                                f"{error.message}" + (f" (at 'state/{where}')" if where else ""))
 
     def _check_snapshot(self, snap: Any) -> tuple[Task, list[list[str]]]:
-        if not isinstance(snap, Mapping) or snap.get("format") != SNAPSHOT_FORMAT:
+        """Every field of ``snap`` checked before anything changes: one message per cause."""
+        if not isinstance(snap, Mapping):
+            raise SnapshotError(f"a snapshot is a mapping (a dict), got {type(snap).__name__}")
+        if snap.get("format") != SNAPSHOT_FORMAT:
             raise SnapshotError(f"not a budgetgym snapshot (expected format {SNAPSHOT_FORMAT!r})")
+        missing = [key for key in _SNAPSHOT_FIELDS if key not in snap]
+        if missing:
+            raise SnapshotError(f"corrupt snapshot: missing {', '.join(missing)}")
+        unknown = sorted(str(key) for key in snap if key not in _SNAPSHOT_FIELDS and key != "digest")
+        if unknown:
+            raise SnapshotError(f"corrupt snapshot: unknown fields {', '.join(unknown)}")
         mine = f"{type(self).__module__}.{type(self).__qualname__}"
-        if snap.get("env") != mine:
-            raise SnapshotError(f"snapshot is of {snap.get('env')!r}, this env is {mine!r}")
-        if snap.get("version") != self.snapshot_version:
-            raise SnapshotError(f"snapshot version {snap.get('version')!r} != this env's {self.snapshot_version}")
-        task_id = snap.get("task_id")
-        if task_id not in self.all_tasks:
+        if snap["env"] != mine:
+            raise SnapshotError(f"snapshot is of {snap['env']!r}, this env is {mine!r}")
+        if not _is_int(snap["version"]) or snap["version"] != self.snapshot_version:
+            raise SnapshotError(f"snapshot version {snap['version']!r} != this env's {self.snapshot_version}")
+        if snap["env_id"] is not None and not isinstance(snap["env_id"], str):
+            raise SnapshotError("corrupt snapshot: env_id must be a string or null")
+        task_id = snap["task_id"]
+        if not isinstance(task_id, str) or task_id not in self.all_tasks:
             raise SnapshotError(f"snapshot task {task_id!r} is not in this env's task set")
         task = self.all_tasks.get(task_id)
-        if snap.get("task_fingerprint") != task.fingerprint:
+        if snap["task_fingerprint"] != task.fingerprint:
             raise SnapshotError(f"task {task_id!r} has changed since the snapshot was taken")
-        transcript = snap.get("transcript")
-        if not isinstance(snap.get("seed"), int) or not isinstance(transcript, list) or not all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in transcript
-        ):
-            raise SnapshotError("corrupt snapshot: seed must be an int and transcript a list of [action, observation]")
-        if snap.get("turn") != len(transcript) or len(transcript) > task.max_turns:
-            raise SnapshotError("corrupt snapshot: turn does not match the transcript, or exceeds the task's budget")
-        if not isinstance(snap.get("first_observation"), str):
-            raise SnapshotError("corrupt snapshot: first_observation missing")
+        if not _is_int(snap["seed"]) or not 0 <= snap["seed"] < 2**64:
+            raise SnapshotError(f"corrupt snapshot: seed must be an int in [0, 2**64), got {snap['seed']!r}")
+        transcript = snap["transcript"]
+        if not isinstance(transcript, list) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in transcript):
+            raise SnapshotError("corrupt snapshot: transcript must be a list of [action, observation] pairs")
+        if not all(isinstance(x, str) for p in transcript for x in p):
+            raise SnapshotError("corrupt snapshot: the transcript's actions and observations must be strings")
+        if not _is_int(snap["turn"]) or snap["turn"] != len(transcript):
+            raise SnapshotError(f"corrupt snapshot: turn {snap['turn']!r} does not match the transcript's "
+                                f"{len(transcript)} turns")
+        if len(transcript) > task.max_turns:
+            raise SnapshotError(f"corrupt snapshot: {len(transcript)} turns exceed the task's budget of {task.max_turns}")
+        too_long = next((n for n, (a, o) in enumerate(transcript, 1)
+                         if len(o) > self.max_observation_length
+                         or len(a) > max(self.max_action_length, _MAX_RECORDED_ACTION)), None)
+        if too_long is not None:
+            raise SnapshotError(f"corrupt snapshot: turn {too_long} is longer than this env can produce")
+        first = snap["first_observation"]
+        if not isinstance(first, str) or len(first) > self.max_observation_length:
+            raise SnapshotError("corrupt snapshot: first_observation must be a string")
+        if not isinstance(snap["solved"], bool) or not isinstance(snap["failed"], bool):
+            raise SnapshotError("corrupt snapshot: solved and failed must be true or false")
+        if snap["solved"] and snap["failed"]:
+            raise SnapshotError("corrupt snapshot: an episode cannot be both solved and failed")
+        if (snap["solved"] or snap["failed"]) and not transcript:
+            raise SnapshotError("corrupt snapshot: an episode cannot end before its first turn")
+        if "digest" in snap and not isinstance(snap["digest"], str):
+            raise SnapshotError("corrupt snapshot: digest must be a string")
+        progress = snap["progress"]
+        if isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0.0 <= progress <= 1.0:
+            raise SnapshotError(f"corrupt snapshot: progress must be a number in [0, 1], got {progress!r}")
         return task, transcript
+
+    def _state_schema(self, task: Task) -> Mapping[str, Any] | None:
+        """The JSON Schema (Draft 2020-12) of what ``_get_state()`` returns for ``task``. A restore
+        validates a snapshot's state against it before ``_set_state`` sees it; None: no schema (then
+        ``_set_state`` must validate everything itself, raising :class:`SnapshotError`)."""
+        return None
+
+    def _state_status(self) -> tuple[bool, bool, float] | None:
+        """(solved, failed, progress) as the current backend state implies them, for families with a
+        fast restore: a restore compares them with the snapshot's and refuses a mismatch."""
+        return None
 
     # ------------------------------------------------------------------ helpers
 
@@ -441,3 +558,31 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     def failure_states(self) -> tuple[Mapping[str, Any], ...]:
         """The family's curated failure states (see :class:`budgetgym.wrappers.ErrorInjection`)."""
         return load_failure_states(self.family)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _same_status(a: tuple[bool, bool, float], b: tuple[bool, bool, float]) -> bool:
+    return a[0] == b[0] and a[1] == b[1] and math.isclose(a[2], b[2], abs_tol=1e-9)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_validator(schema_json: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
+
+
+def _validator(schema: Mapping[str, Any]) -> jsonschema.Draft202012Validator:
+    return _cached_validator(json.dumps(schema, sort_keys=True))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def snapshot_digest(snap: Mapping[str, Any]) -> str:
+    """A hash of every field of a snapshot but ``digest`` itself: a snapshot whose digest matches is
+    exactly what an env wrote (it detects corruption and edits, not deliberate forgery)."""
+    body = {key: value for key, value in snap.items() if key != "digest"}
+    return hashlib.sha256(_canonical(body).encode()).hexdigest()[:32]

@@ -8,6 +8,7 @@ failure state a line: ``id``, ``task_id``, ``kind``, ``description``, ``error_st
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import hashlib
 import json
@@ -19,6 +20,15 @@ from typing import Any, Iterable, Mapping, Sequence
 from budgetgym.core.jsonl import read_jsonl
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+# Records are read-only views (MappingProxyType), which pickle cannot take by default: a view pickles
+# as a view of a copy of its dict, so envs and wrappers holding records pickle and deep-copy.
+def read_only(record: dict[str, Any]) -> Mapping[str, Any]:
+    """A read-only view of ``record`` (what a pickled view unpickles to)."""
+    return MappingProxyType(record)
+
+
+copyreg.pickle(MappingProxyType, lambda view: (read_only, (dict(view),)))
 _REQUIRED = ("id", "split", "max_turns", "instruction")
 
 
@@ -57,6 +67,9 @@ class Task:
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Task":
+        return self  # immutable: a copied env shares its tasks
+
 
 class TaskSet(Sequence[Task]):
     """An ordered, immutable collection of tasks with lookup by id and by split."""
@@ -69,6 +82,9 @@ class TaskSet(Sequence[Task]):
 
     def __getitem__(self, index):  # type: ignore[override]
         return self._tasks[index]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "TaskSet":
+        return self  # immutable
 
     def __len__(self) -> int:
         return len(self._tasks)

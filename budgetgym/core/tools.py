@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping
 
+import json
 import pickle
 
 import fastjsonschema
@@ -95,6 +96,14 @@ class Tool:
                          if isinstance(spec, Mapping) and spec.get("type") == "integer")
         object.__setattr__(self, "_integer_params", integers)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The compiled validator is generated code that pickle cannot take: a tool pickles as its
+        # definition, and unpickles to the same process's tool of that definition when there is one.
+        return _revive, (self.name, self.description, _plain(self.parameters), self.function)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Tool":
+        return self  # immutable
+
     @property
     def param_names(self) -> tuple[str, ...]:
         """Declared parameter names, in declaration order (positional call syntax follows it)."""
@@ -138,6 +147,18 @@ class Tool:
         if not integers or not any(type(arguments.get(name)) is float for name in integers):
             return arguments
         return {k: int(v) if k in integers and type(v) is float else v for k, v in arguments.items()}
+
+
+_REVIVED: dict[tuple[str, str, str, Any], Tool] = {}
+
+
+def _revive(name: str, description: str, parameters: Mapping[str, Any], function: Callable[..., Any] | None) -> Tool:
+    """A tool from its pickled definition; built (and its validator compiled) once per process."""
+    key = (name, description, json.dumps(parameters, sort_keys=True), function)
+    tool = _REVIVED.get(key)
+    if tool is None:
+        tool = _REVIVED[key] = Tool(name, description, parameters, function)
+    return tool
 
 
 def _uses_only_shared_keywords(schema: Any) -> bool:

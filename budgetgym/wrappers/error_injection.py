@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 
-class ErrorInjection(gym.Wrapper[str, str, str, str]):
+class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
     """On reset, restore a curated failure state: a snapshot whose history holds a known mistake.
 
     A failure state is a record ``{id, task_id, kind, description, error_step, snapshot}`` (the
@@ -41,7 +41,10 @@ class ErrorInjection(gym.Wrapper[str, str, str, str]):
     ) -> None:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
-        super().__init__(env)
+        kinds = tuple(kinds) if kinds is not None else None
+        states = list(states) if states is not None else None
+        gym.utils.RecordConstructorArgs.__init__(self, kinds=kinds, states=states, p=p)
+        gym.Wrapper.__init__(self, env)
         records = list(states) if states is not None else list(text_env(env).failure_states())
         for record in records:
             missing = {"id", "task_id", "kind", "snapshot"} - set(record)

@@ -14,7 +14,6 @@ _DEFAULT_TEMPLATES = {
     "total": "\n\n[Turn budget: you have {max_turns} turns in total.]",
     "remaining": "\n\n[Turns remaining: {remaining} of {max_turns}]",
 }
-_NO_TURNS_LEFT = "No turns left: the turn budget was spent before this episode was handed over."
 
 
 def check_budget(value: Any) -> None:
@@ -53,7 +52,7 @@ def cap_for(max_turns: int | float, full_budget: int) -> int:
     return max(1, math.ceil(round(float(max_turns) * full_budget, 9)))
 
 
-class TurnBudget(gym.Wrapper[str, str, str, str]):
+class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
     """Truncate an episode after ``max_turns`` turns, and optionally tell the agent its budget.
 
     A task's full budget (``info["max_turns"]``) is where the bare env truncates; ``TurnBudget`` can
@@ -74,7 +73,7 @@ class TurnBudget(gym.Wrapper[str, str, str, str]):
         template: a format string for the revealed text, with ``{max_turns}``, ``{remaining}`` and
             ``{used}``; defaults to a short bracketed line.
 
-    ``info["budget"] = {"max_turns": cap, "used": turns counted, "remaining": cap - used,
+    ``info["budget"] = {"max_turns": cap, "used": turns counted, "remaining": max(0, cap - used),
     "reveal": reveal}``. Nested ``TurnBudget`` wrappers keep the tightest cap.
 
     Example:
@@ -99,7 +98,10 @@ class TurnBudget(gym.Wrapper[str, str, str, str]):
                 template.format(max_turns=1, remaining=1, used=0)
             except (KeyError, IndexError, ValueError) as err:
                 raise ValueError(f"template may only use {{max_turns}}, {{remaining}} and {{used}}: {err!r}") from None
-        super().__init__(env)
+        # Recorded for env.spec (gym.make(wrapped.spec) rebuilds the wrapper); a subclass records its own first.
+        gym.utils.RecordConstructorArgs.__init__(self, max_turns=max_turns, reveal=reveal,
+                                                 count_restored=count_restored, template=template)
+        gym.Wrapper.__init__(self, env)
         self.max_turns = max_turns
         self.reveal = reveal
         self.count_restored = count_restored
@@ -127,8 +129,7 @@ class TurnBudget(gym.Wrapper[str, str, str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._used >= self._cap:
-            info = {"budget": self._budget_info(), "action_valid": False, "action_error": _NO_TURNS_LEFT}
-            return _NO_TURNS_LEFT, 0.0, False, True, info
+            return self._refused_step()
         observation, reward, terminated, truncated, info = self.env.step(action)
         self._used = info["turn"] - self._offset
         if self._used >= self._cap and not terminated:
@@ -138,11 +139,25 @@ class TurnBudget(gym.Wrapper[str, str, str, str]):
             observation += self._text()
         return observation, reward, terminated, truncated, info
 
+    def _refused_step(self) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """A step past the cap: the env is not touched; the agent is told why, with the env's own info."""
+        if self._used > self._cap:
+            message = (f"No turns left: this episode already took {self._used} turns (a restored prefix included) "
+                       f"and its turn budget is {self._cap}. Reset to start a new episode.")
+        else:
+            message = f"No turns left: the turn budget of {self._cap} turns is spent. Reset to start a new episode."
+        base = self.env.unwrapped
+        info = base._info(at_reset=False) if hasattr(base, "_info") else {}
+        info.update(action_valid=False, action_error=message, budget=self._budget_info())
+        return message, 0.0, False, True, info
+
     def _budget_info(self) -> dict[str, Any]:
-        return {"max_turns": self._cap, "used": self._used, "remaining": self._cap - self._used, "reveal": self.reveal}
+        # A restored prefix may already be longer than the cap: nothing remains, never less than nothing.
+        return {"max_turns": self._cap, "used": self._used, "remaining": max(0, self._cap - self._used),
+                "reveal": self.reveal}
 
     def _text(self) -> str:
-        return self.template.format(max_turns=self._cap, remaining=self._cap - self._used, used=self._used)
+        return self.template.format(max_turns=self._cap, remaining=max(0, self._cap - self._used), used=self._used)
 
 
 class BudgetMix(TurnBudget):
@@ -184,6 +199,8 @@ class BudgetMix(TurnBudget):
                     or np.any(probabilities < 0) or probabilities.sum() <= 0:
                 raise ValueError(f"weights must be {len(fractions)} non-negative numbers with a positive sum, got {weights!r}")
             probabilities = probabilities / probabilities.sum()
+        gym.utils.RecordConstructorArgs.__init__(self, fractions=fractions, weights=weights, reveal=reveal,
+                                                 count_restored=count_restored, template=template)
         super().__init__(env, max_turns=1.0, reveal=reveal, count_restored=count_restored, template=template)
         self.fractions = tuple(float(f) for f in fractions)
         self.weights = tuple(probabilities.tolist())

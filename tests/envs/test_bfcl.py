@@ -401,3 +401,60 @@ def test_arguments_that_would_compute_for_minutes_are_refused(call):
     assert info["action_valid"] is False and "Invalid arguments" in observation
     bounded = env.step(call.replace("1000000000", "1000").replace("1000000", "1000"))
     assert bounded[4]["action_valid"] is True
+
+
+# ------------------------------------------------------------------ bounds on BFCL's code
+
+
+@needs_bfcl
+def test_a_folder_copied_into_itself_is_undone_and_the_episode_goes_on():
+    """BFCL's cp shares a folder's entries: copying 'document' into itself makes a cycle, on which
+    du() recursed without end. The call is refused, undone, and the file system is as before."""
+    env = _env()
+    env.reset(seed=0, options={"task_id": "multi_turn_base_0"})
+    before = env.step("du()")[0]
+    observation, _, terminated, truncated, info = env.step('cp(source="document", destination="document")')
+    assert "grew past the size limit" in observation and "the call was undone" in observation
+    assert info["action_valid"] and not (terminated or truncated)
+    assert env.step("du()")[0] == before
+    assert env.step("ls()")[0] == 'ls -> {"current_directory_content": ["document", "archive"]}'
+
+
+DOUBLE = ('cp(source="s", destination="s2"), mkdir(dir_name="w"), mv(source="s", destination="w"), '
+          'mv(source="s2", destination="w"), mv(source="w", destination="s")')
+
+
+@needs_bfcl
+def test_path_doubling_stops_at_the_size_limit_and_undoes_only_the_last_copy():
+    """Each round puts two aliases of the same folder under a new one: the paths (and du's time)
+    double with no memory used. The copy that would pass the limit is undone; the rest stand."""
+    from budgetgym.core.limits import Limits
+
+    env = _env(limits=Limits(seconds=5, max_size=16 * 2**10))
+    env.reset(seed=0, options={"task_id": "multi_turn_base_0"})
+    env.step('[cd(folder="document"), mkdir(dir_name="s"), mv(source="final_report.pdf", destination="s")]')
+    sizes = []
+    for _ in range(8):
+        observation = env.step(f"[{DOUBLE}, du()]")[0]
+        sizes.append(int(observation.rsplit('"disk_usage": "', 1)[1].split(" ")[0]))
+        if "grew past the size limit" in observation:
+            break
+    assert "grew past the size limit" in observation
+    assert all(later > earlier for earlier, later in zip(sizes, sizes[1:-1]))  # doubling until refused
+    assert env.step("du()")[0].endswith(f'"disk_usage": "{sizes[-1]} bytes"}}')
+
+
+@needs_bfcl
+def test_a_call_past_the_time_limit_is_stopped_and_undone():
+    """A real BFCL method made slow by real work: du() over a tree of many aliased paths under a
+    time limit far below what it needs."""
+    from budgetgym.core.limits import Limits
+
+    env = _env(limits=Limits(seconds=0.002, max_size=2**30))
+    env.reset(seed=0, options={"task_id": "multi_turn_base_0"})
+    env.step('[cd(folder="document"), mkdir(dir_name="s"), mv(source="final_report.pdf", destination="s")]')
+    for _ in range(5):  # 2**15 paths: du() needs far more than 2 ms on any machine
+        env.step(f"[{DOUBLE}, {DOUBLE}, {DOUBLE}]")
+    observation = env.step("du()")[0]
+    assert "du ran past the time limit of 0.002 s and was stopped" in observation
+    assert not env.unwrapped.transcript[-1][1].startswith("Invalid action")

@@ -7,6 +7,7 @@ import collections
 import copy
 import json
 import random
+import re
 
 import gymnasium as gym
 import pytest
@@ -479,3 +480,35 @@ def test_an_integral_float_for_an_integer_parameter_acts_as_the_integer():
     as_int, *_ = envs[0].step('buy_stock(symbol="AAPL", quantity=2)')
     as_float, _, _, _, info = envs[1].step('{"name": "buy_stock", "arguments": {"symbol": "AAPL", "quantity": 2.0}}')
     assert info["action_valid"] and as_float == as_int and state_of(envs[0]) == state_of(envs[1])
+
+
+# ---------------------------------------------------------------------------- scoring speed
+
+
+SCORING_PIECES = ["can", "not", "can't", "won't be able", "Sorry", "ſorry", "unable", "no tool", "don't have",
+                  "I'm afraid", "a", "b.c", "@", "x.example", "/", "docs", "2025-03-04", "09:30", "+1 555 201 4410",
+                  "1,250.00", "12.5", " ", ".", "-", "+", "7", "é", "'", "\u2019"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(SCORING_PIECES), max_size=14))
+def test_the_fast_scoring_patterns_find_what_the_plain_ones_find(pieces):
+    """The lookaheads that let the decline and refusal patterns skip positions, and the value kinds
+    left out when their character is absent, change no match."""
+    from budgetgym.envs.function_calling import scoring
+
+    message = "".join(pieces)
+    for fast in (scoring._DECLINE, scoring._REFUSAL):
+        plain = re.compile(re.sub(r"^\(\?=\[\w+\]\)", "", fast.pattern), re.IGNORECASE)
+        assert plain.pattern != fast.pattern
+        assert bool(fast.search(message)) == bool(plain.search(message))
+    assert scoring.stated_values(message) == {v.rstrip(".").lower() for v in scoring._VALUE.findall(message)}
+
+
+def test_a_long_answer_is_scored_in_linear_time():
+    """A 65,536-character word once took about 30 s (an email pattern tried from every position)."""
+    from budgetgym.envs.function_calling import scoring
+
+    turn = {"facts": ["1250", "Sam Lee"], "distractors": ["999"], "changes": True}
+    for message in ("a" * 65_536, "1" * 65_536, ("x@y.co /a/b 2025-01-01 " * 3000)[:65_536]):
+        assert scoring.answer_problem(turn, message) is not None

@@ -19,6 +19,15 @@ here holds a lock, puts this episode's reference instances into the table just b
 takes every entry the call left there out just after. Between calls the table holds nothing of ours;
 each reset builds fresh instances, owned by this object alone and collected with it.
 
+Bounds. BFCL's methods are foreign code run on the agent's arguments: every agent call runs under
+:class:`budgetgym.core.limits.Limits` (a wall-clock limit, and a size limit on the result and on the
+instance it changed). A file system is measured by its paths, not its memory: ``cp`` of a folder
+shares the folder's entries instead of copying them, so copying a folder into itself doubles the paths
+(and the time of ``du``, ``find`` and BFCL's own state check) without growing memory. A call past a
+limit is undone by rebuilding the instances from the task and replaying the agent's earlier calls (the
+services are deterministic), and the agent reads what happened; BFCL's checkers run under the same
+time limit.
+
 BFCL's ``MathAPI`` sets ``mpmath.mp.dps`` and the decimal context's precision, both process-wide;
 every call runs inside a local context so that no episode leaks precision into another (or into the
 host program).
@@ -34,6 +43,7 @@ import json
 import threading
 from typing import Any, Iterator, Mapping
 
+from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tasks import Task
 from budgetgym.envs.bfcl.upstream import Upstream
 
@@ -41,14 +51,21 @@ from budgetgym.envs.bfcl.upstream import Upstream
 _EXECUTOR_OWNER = "budgetgym"
 _EXECUTOR_LOCK = threading.Lock()
 
+#: The bounds of one agent call: a second, and 256 KiB of result or of a changed instance's state (the
+#: largest state of BFCL's data weighs about 20 KB by these measures).
+BFCL_LIMITS = Limits(seconds=1.0, max_size=256 * 2**10)
+# A file-system path weighs its name and content plus this much (what a listing of it would hold).
+_PATH_WEIGHT = 64
+
 Verdict = Mapping[str, Any]  # BFCL's checker result: {"valid": bool, "error_type": ..., "error_message": ...}
 
 
 class Backend:
     """The agent's and the reference's instances of one task's BFCL classes, for one episode."""
 
-    def __init__(self, upstream: Upstream, task: Task) -> None:
+    def __init__(self, upstream: Upstream, task: Task, limits: Limits = BFCL_LIMITS) -> None:
         self._upstream = upstream
+        self._limits = limits
         self._task = task
         self._classes = list(task["involved_classes"])
         # BFCL switches its classes to long-context mode by the category name.
@@ -58,6 +75,9 @@ class Backend:
         self._owners = _method_owners(self.instances, self._classes)
         #: Every result of the agent's calls so far, all turns (BFCL's response check reads them all).
         self.results: list[str] = []
+        # The agent's calls that ran (to their end, or to an error of their own): replayed on fresh
+        # instances to undo a call that went past a limit.
+        self._calls: list[tuple[str, dict[str, Any]]] = []
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """Run one validated call on the agent's instances; return the result as BFCL words it."""
@@ -65,12 +85,34 @@ class Backend:
         try:
             if owner is None:
                 raise NameError(f"name '{name}' is not defined")  # what BFCL's executor reports
-            with _local_precision(self._upstream):
-                text = _as_text(getattr(owner, name)(**arguments))
+            try:
+                with _local_precision(self._upstream):
+                    result = self._limits.run(getattr(owner, name), **arguments)
+                    self._limits.check_size(owner, f"the {type(owner).__name__} state",
+                                            size=_state_size(owner, self._limits.max_size))
+                    text = _as_text(result)
+            finally:
+                self._calls.append((name, dict(arguments)))
+        except LimitExceeded as err:
+            self._calls.pop()
+            self._rebuild()
+            text = f"Error during execution: {err}"
         except Exception as err:  # a backend's bug or refusal is the agent's observation, as in BFCL
             text = f"Error during execution: {err}"
         self.results.append(text)
         return text
+
+    def _rebuild(self) -> None:
+        """Fresh agent instances with the agent's earlier calls replayed: the state before the call
+        that went past a limit."""
+        _, self.instances, _ = self._execute([], {})
+        self._owners = _method_owners(self.instances, self._classes)
+        for name, arguments in self._calls:
+            try:
+                with _local_precision(self._upstream):
+                    self._limits.run(getattr(self._owners[name], name), **arguments)
+            except Exception:  # noqa: BLE001 - the call failed the first time too: same effect
+                pass
 
     def check_turn(self, turn_index: int, ground_truth: list[str], agent_called: bool) -> Verdict:
         """BFCL's verdict on a finished user turn (the logic of its ``multi_turn_checker``, per turn).
@@ -87,9 +129,12 @@ class Backend:
         if not agent_called:
             return {"valid": False, "error_type": "multi_turn:empty_turn_model_response",
                     "error_message": f"Model response list is empty for turn {turn_index}"}
-        verdict = self._upstream.state_checker(self.instances, self.reference)
-        if verdict["valid"]:
-            verdict = self._upstream.response_checker(self.results, expected, turn_index)
+        try:
+            verdict = self._limits.run(self._upstream.state_checker, self.instances, self.reference)
+            if verdict["valid"]:
+                verdict = self._limits.run(self._upstream.response_checker, self.results, expected, turn_index)
+        except LimitExceeded as err:
+            return {"valid": False, "error_type": "budgetgym:limit", "error_message": f"BFCL's check: {err}"}
         return verdict
 
     def _execute(self, calls: list[str], entries: dict[str, Any]) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
@@ -109,6 +154,22 @@ class Backend:
             finally:
                 entries = {name: table.pop(name) for name in set(table) - before}
         return results, instances, entries
+
+
+def _state_size(instance: Any, limit: int) -> int | None:
+    """A file system's weight counted by paths (aliased folders once per path, a cycle without end),
+    stopping past ``limit``; None for other classes (their pickle is measured)."""
+    root = getattr(instance, "root", None)
+    if type(root).__name__ != "Directory":
+        return None
+    size, stack = 0, [root]
+    while stack and size <= limit:
+        entry = stack.pop()
+        size += _PATH_WEIGHT + len(getattr(entry, "name", "")) + len(getattr(entry, "content", "") or "")
+        contents = getattr(entry, "contents", None)
+        if isinstance(contents, dict):
+            stack.extend(contents.values())
+    return size
 
 
 def _as_text(result: Any) -> str:

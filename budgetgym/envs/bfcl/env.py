@@ -84,6 +84,10 @@ at most 32 calls in one output, so the two turns with 34 ground-truth calls take
   refused by the schema: ``precision`` is bounded to 1..1000, ``exponent`` and ``decimal_places`` to
   -1000..1000 (``schemas._PARAMETER_OVERRIDES``), and the shared parser refuses integers of more
   than 64 digits. Within those bounds every call returns in well under a second.
+* Every agent call, and BFCL's checkers, run under ``budgetgym.core.limits`` (``limits``: one second,
+  256 KiB): BFCL's ``cp`` shares a folder's entries, so copying a folder into itself made a cycle and
+  alternating copies doubled the paths (one ``du()`` took 55 s). A call past a limit is undone (the
+  instances are rebuilt and the earlier calls replayed) and the observation says so; the episode goes on.
 
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
@@ -93,13 +97,15 @@ turn's calls in one step (in BFCL's list form), then a plain-text answer.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
 from budgetgym.core.env import Outcome, TextEnv
 from budgetgym.core.tasks import Task, TaskSet
 from budgetgym.core.tools import Tool
-from budgetgym.envs.bfcl.backend import Backend
+from budgetgym.core.limits import Limits
+from budgetgym.envs.bfcl.backend import BFCL_LIMITS, Backend
 from budgetgym.envs.bfcl.schemas import class_tools
 from budgetgym.envs.bfcl.tasks import CATEGORIES, MAX_CALLS_PER_STEP, load_category
 from budgetgym.envs.bfcl.upstream import load_upstream
@@ -116,6 +122,8 @@ class BFCLEnv(TextEnv):
             ``miss_param``, ``long_context`` (default: all four).
         split, task_ids, reward_mode, render_mode: as for :class:`~budgetgym.core.TextEnv`
             (a split is a category).
+        limits: the bounds of each of the agent's calls into BFCL's code (see ``backend``): one
+            second and 256 KiB by default.
     """
 
     family = "bfcl"
@@ -139,6 +147,7 @@ class BFCLEnv(TextEnv):
         task_ids: list[str] | None = None,
         reward_mode: str = "sparse",
         render_mode: str | None = None,
+        limits: Limits = BFCL_LIMITS,
     ) -> None:
         self._upstream = load_upstream()  # raises BFCLNotInstalled, with the install command
         chosen = (categories,) if isinstance(categories, str) else tuple(categories)
@@ -153,12 +162,13 @@ class BFCLEnv(TextEnv):
         self._ground_truth_calls: list[tuple[ToolCall, ...] | None] = []  # the same, parsed
         self._ground_truth_done = 0  # how many of those steps have run, in order
         self._passed = 0
+        self.limits = limits
 
     # ------------------------------------------------------------------ TextEnv's part
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
-        self._backend = Backend(self._upstream, task)
+        self._backend = Backend(self._upstream, task, self.limits)
         self._passed = 0
         self._start_user_turn(0)
         return self._user_message(0)
@@ -190,6 +200,13 @@ class BFCLEnv(TextEnv):
         if not action.is_message and done < len(self._ground_truth_calls) and action.calls == self._ground_truth_calls[done]:
             return self._ground_truth_actions[done]
         return super()._render_oracle(action)
+
+    def state_key(self) -> str:
+        """The public attributes of the agent's instances, what BFCL's state check compares, as text."""
+        backend = self._backend
+        if backend is None:
+            return "null"
+        return json.dumps(_plain_state(backend.instances, set()), sort_keys=True, default=str)
 
     # ------------------------------------------------------------------ user turns
 
@@ -249,3 +266,25 @@ class BFCLEnv(TextEnv):
             return parse_action(action, self.tools).calls
         except ActionError:
             return None
+
+
+def _plain_state(value: Any, seen: set[int]) -> Any:
+    """``value`` as plain JSON values: an object by its class and public attributes, an object met
+    again on the way (a folder's parent) by its class name only."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if id(value) in seen:
+        return f"<{type(value).__name__}>"
+    seen.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {str(k): _plain_state(v, seen) for k, v in value.items()}
+        if isinstance(value, (list, tuple, set, frozenset)):
+            items = [_plain_state(v, seen) for v in value]
+            return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+        if hasattr(value, "__dict__"):
+            return {"class": type(value).__name__,
+                    **{k: _plain_state(v, seen) for k, v in vars(value).items() if not k.startswith("_")}}
+        return str(value)
+    finally:
+        seen.discard(id(value))

@@ -41,6 +41,12 @@ class Upstream:
     response_checker: Callable[[list, list, int], dict]
     mpmath: ModuleType
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return load_upstream, ()  # modules do not pickle: an unpickled env imports bfcl-eval again
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Upstream":
+        return self
+
 
 @functools.lru_cache(maxsize=1)  # a failed import is not cached: installing the extra later works
 def load_upstream() -> Upstream:

@@ -70,13 +70,14 @@ import json
 import random
 from typing import Any, Mapping, Sequence
 
-from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
+from budgetgym.core import MAX_CALLS_PER_STEP, Action, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
 from budgetgym.envs.function_calling.scoring import turn_problem
+from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
 
@@ -126,7 +127,17 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(copy_state(task["initial_state"]))  # type: ignore[union-attr]
         self._user_turn = 0
         self._turn_calls = []
+        return self._opening(task)
+
+    @staticmethod
+    def _opening(task: Task) -> str:
         return f"{task.instruction}\n\nUser: {task['turns'][0]['request']}"
+
+    @staticmethod
+    def _reply_after(task: Task, completed: int) -> str:
+        """The user's reply to an accepted answer when ``completed`` user turns were done before it."""
+        turns = task["turns"]
+        return FINAL_REPLY if completed + 1 == len(turns) else f"User: {turns[completed + 1]['request']}"
 
     def _execute(self, action: Action) -> Outcome:
         if action.is_message:
@@ -171,20 +182,33 @@ class FunctionCallingEnv(TextEnv):
             "turn_calls": copy_state(self._turn_calls),
         }
 
+    def _state_schema(self, task: Task) -> Mapping[str, Any]:
+        return state_schema(task, MAX_CALLS_PER_STEP)
+
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
-        if (
-            not isinstance(state, Mapping)
-            or not isinstance(state.get("backend"), dict)
-            or not isinstance(state.get("user_turn"), int)
-            or not 0 <= state["user_turn"] <= len(task["turns"])
-            or not isinstance(state.get("turn_calls"), list)
-            or not all(isinstance(c, list) and len(c) == 2 and isinstance(c[1], dict) for c in state["turn_calls"])
-        ):
-            raise SnapshotError("corrupt function-calling state: expected backend, user_turn and turn_calls")
+        # The core checked the state against _state_schema; here, what a schema cannot say.
+        problem = backend_problem(task["domain"], state["backend"])
+        if problem is not None:
+            raise SnapshotError(f"corrupt function-calling state: {problem}")
+        turns = task["turns"]
+        if self.first_observation != self._opening(task):
+            raise SnapshotError("corrupt snapshot: its first observation is not this task's opening")
+        # The user turns the transcript completed: each accepted answer is followed by the next request.
+        completed = 0
+        for _, observation in self.transcript:
+            if completed < len(turns) and observation == self._reply_after(task, completed):
+                completed += 1
+        if completed != state["user_turn"]:
+            raise SnapshotError(f"corrupt function-calling state: user_turn is {state['user_turn']}, but the "
+                                f"transcript completes {completed} user turns")
         self._use_task(task)
         self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._turn_calls = copy_state(state["turn_calls"])
+
+    def _state_status(self) -> tuple[bool, bool, float]:
+        total = len(self.task["turns"])  # type: ignore[index]
+        return self._user_turn == total, False, self._user_turn / total
 
     # ------------------------------------------------------------------ helpers
 

@@ -17,6 +17,7 @@ was done. The exploit probe (``budgetgym probe exploits``) measures both.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Mapping
 
@@ -27,8 +28,11 @@ _NUMERIC_FACT = re.compile(r"-?\d+(?:\.\d+)?")
 _APOSTROPHE = "['\u2019]"
 # Ways of saying "I can't do that" (or "it would fail"), so an impossible request is declined, not faked.
 # Lenient on purpose: it only has to hear a decline where one is due.
+# Each pattern opens with a lookahead on the letters its alternatives start with: the engine then
+# skips every other position fast (a 65,536-character answer is read in a few ms, not tens) and
+# the matches are the same (tests/envs/test_function_calling.py checks it on random phrases).
 _DECLINE = re.compile(
-    rf"\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
+    rf"(?=[cdinsuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
     rf"|impossible|no (?:tool|way|option|function|ability)|don{_APOSTROPHE}?t have|do not have"
     rf"|isn{_APOSTROPHE}?t (?:possible|supported)|not supported|unavailable|not something i can|insufficient"
     r"|not enough|conflicts?|sorry|unfortunately)\b",
@@ -38,7 +42,7 @@ _DECLINE = re.compile(
 # Narrower than _DECLINE ("sorry for the wait", "you don't have anything on Friday", "not enough
 # for two shares" are fine in an answer).
 _REFUSAL = re.compile(
-    rf"\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|could not|won{_APOSTROPHE}?t be able|unable|not able"
+    rf"(?=[cdinuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|could not|won{_APOSTROPHE}?t be able|unable|not able"
     rf"|wasn{_APOSTROPHE}?t able|not possible|impossible|isn{_APOSTROPHE}?t possible|not supported"
     rf"|isn{_APOSTROPHE}?t supported|unfortunately|i{_APOSTROPHE}?m afraid|no (?:tool|way|function|ability)"
     rf"|(?:don{_APOSTROPHE}?t|do not) have (?:a|an|the|any) (?:tool|way|function))\b",
@@ -46,14 +50,27 @@ _REFUSAL = re.compile(
 )
 # The kinds of value tool results are full of: emails, file paths, ISO dates, clock times, phone
 # numbers and decimal amounts. An answer is judged by how many distinct ones it states.
-_VALUE = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
-    r"|(?<![\w/.])/[\w.-]+(?:/[\w.-]+)*"  # absolute path
-    r"|\b\d{4}-\d{2}-\d{2}\b"  # ISO date
-    r"|\b\d{1,2}:\d{2}\b"  # clock time
-    r"|\+\d[\d -]{6,}\d"  # phone number
-    r"|\b\d[\d,]*\.\d+\b"  # decimal amount
+# Each kind with the character any of its values holds: a kind whose character is absent from a
+# message cannot match there, and leaving it out of the alternation changes no match (most answers
+# hold no '@', '/', '+' or digit, and are then read at once).
+_VALUE_KINDS = (
+    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # email (from the start of its run: a match
+    # tried from every position inside a long word was quadratic, 30 s for a 65,536-character word)
+    ("/", r"(?<![\w/.])/[\w.-]+(?:/[\w.-]+)*"),  # absolute path
+    ("0", r"\b\d{4}-\d{2}-\d{2}\b"),  # ISO date
+    ("0", r"\b\d{1,2}:\d{2}\b"),  # clock time
+    ("+", r"\+\d[\d -]{6,}\d"),  # phone number
+    ("0", r"\b\d[\d,]*\.\d+\b"),  # decimal amount ("0": any digit)
 )
+_VALUE = re.compile("|".join(pattern for _, pattern in _VALUE_KINDS))
+_DIGIT = re.compile(r"\d")
+
+
+@functools.lru_cache(maxsize=16)
+def _value_pattern(present: frozenset[str]) -> re.Pattern[str] | None:
+    kinds = [pattern for needed, pattern in _VALUE_KINDS if needed in present]
+    return re.compile("|".join(kinds)) if kinds else None
+
 
 #: An answer may state at most ``VALUES_PER_FACT`` x facts + ``VALUES_SLACK`` distinct values.
 VALUES_PER_FACT = 3
@@ -73,15 +90,16 @@ TOO_MUCH = "That's far more than I asked for. Please tell me just what I asked, 
 MISSING = "You haven't told me what I asked for."
 
 
-def numbers_in(text: str) -> set[float]:
-    """Every number written in ``text`` ("$1,250.00" -> 1250.0)."""
-    found = set()
-    for token in _NUMBER.findall(text):
-        try:
-            found.add(float(token.replace(",", "")))
-        except ValueError:
-            continue
-    return found
+@functools.lru_cache(maxsize=4)
+def numbers_in(text: str) -> frozenset[float]:
+    """Every number written in ``text`` ("$1,250.00" -> 1250.0). Read once per answer however many
+    facts and distractors it is checked for; without its commas every token is a valid float."""
+    return frozenset(map(float, " ".join(_NUMBER.findall(text)).replace(",", "").split()))
+
+
+@functools.lru_cache(maxsize=4)
+def _folded(text: str) -> str:
+    return text.casefold()
 
 
 def has_fact(message: str, fact: str | list[str]) -> bool:
@@ -90,14 +108,15 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
     A numeric fact matches any number of equal value ("1250" matches "$1,250.00"); any other fact
     matches case-insensitively as a whole token ("Sam Lee" does not match "Sam Leeds")."""
     alternatives = fact if isinstance(fact, list) else [fact]
-    numbers: set[float] | None = None
+    numbers: frozenset[float] | None = None
     for alternative in alternatives:
         if _NUMERIC_FACT.fullmatch(alternative):
             if numbers is None:
                 numbers = numbers_in(message)
             if float(alternative) in numbers:
                 return True
-        elif re.search(rf"(?<!\w){re.escape(alternative)}(?!\w)", message, re.IGNORECASE):
+        elif alternative.casefold() in _folded(message) and re.search(
+                rf"(?<!\w){re.escape(alternative)}(?!\w)", message, re.IGNORECASE):
             return True
     return False
 
@@ -115,7 +134,9 @@ def refuses(message: str) -> bool:
 
 def stated_values(message: str) -> set[str]:
     """The distinct values the message states (emails, paths, dates, times, phones, decimal amounts)."""
-    return {value.rstrip(".").lower() for value in _VALUE.findall(message)}
+    present = frozenset(c for c in "@/+" if c in message) | ({"0"} if _DIGIT.search(message) else set())
+    pattern = _value_pattern(present)
+    return set() if pattern is None else {value.rstrip(".").lower() for value in pattern.findall(message)}
 
 
 def value_cap(turn: Mapping[str, Any]) -> int:

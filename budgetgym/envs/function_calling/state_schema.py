@@ -1,0 +1,118 @@
+"""JSON Schemas of the function-calling env's fast-restore state, and the checks a schema cannot say.
+
+A snapshot's ``state`` is ``{"backend": <the service's state dict>, "user_turn": int, "turn_calls":
+[[tool, arguments], ...]}``. Before a restore changes anything, the core validates it against
+:func:`state_schema` (the task's domain decides the backend's schema, the task its bounds) and the
+env runs :func:`backend_problem` for what a schema cannot express (the current folder exists, a
+message is filed under its own id, ...). A state that passes both is one the tools could have made.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Mapping
+
+from budgetgym.core.tasks import Task
+
+_TEXT = {"type": "string"}
+_COUNT = {"type": "integer", "minimum": 0}
+_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
+_TIME = {"type": "string", "pattern": r"^\d{2}:\d{2}$"}
+
+
+def _record(properties: Mapping[str, Any], required: tuple[str, ...] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": dict(properties),
+            "required": list(properties if required is None else required), "additionalProperties": False}
+
+
+def _table(value: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": value}
+
+
+BACKEND_SCHEMAS: dict[str, dict[str, Any]] = {
+    "filesystem": _record({
+        "cwd": _TEXT,
+        "dirs": {"type": "array", "items": _TEXT, "uniqueItems": True},
+        "files": _table(_TEXT),
+    }),
+    "messaging": _record({
+        "owner": _TEXT,
+        "contacts": _table(_record({"email": {"type": ["string", "null"]}, "phone": {"type": ["string", "null"]}})),
+        "messages": _table(_record({
+            "id": _TEXT, "folder": {"enum": ["inbox", "sent"]}, "from": _TEXT, "to": _TEXT, "text": _TEXT,
+            "read": {"type": "boolean"}, "trashed": {"type": "boolean"},
+        })),
+        "next_id": _COUNT,
+    }),
+    "calendar": _record({
+        "today": _DATE,
+        "events": _table(_record({
+            "id": _TEXT, "title": _TEXT, "date": _DATE, "start": _TIME, "end": _TIME,
+            "attendees": {"type": "array", "items": _TEXT},
+        })),
+        "next_id": _COUNT,
+    }),
+    "banking": _record({
+        "customer": _TEXT,
+        "accounts": _table(_record({"number": _TEXT, "balance": {"type": "integer"}})),
+        "payees": _table(_record({"account_number": _TEXT})),
+        "payments": _table(_record({
+            "id": _TEXT, "payee": _TEXT, "from_account": _TEXT, "amount": {"type": "integer", "minimum": 1},
+            "status": {"enum": ["pending", "cancelled"]},
+        })),
+        "prices": _table({"type": "integer", "minimum": 1}),
+        "holdings": _table(_COUNT),
+        "transactions": {"type": "array", "items": _record({
+            "id": _TEXT, "account": _TEXT, "amount": {"type": "number"}, "description": _TEXT,
+        })},
+        "next_id": _COUNT,
+    }),
+}
+
+
+def state_schema(task: Task, calls_per_turn: int) -> dict[str, Any]:
+    """The schema of the fast-restore state for ``task``: its domain's backend, the user turn within
+    the task's turns, and the current user turn's calls to the task's tools (at most
+    ``calls_per_turn`` a turn, over the task's full budget)."""
+    return _record({
+        "backend": BACKEND_SCHEMAS[task["domain"]],
+        "user_turn": {"type": "integer", "minimum": 0, "maximum": len(task["turns"])},
+        "turn_calls": {
+            "type": "array",
+            "maxItems": calls_per_turn * task.max_turns,
+            "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                      "prefixItems": [{"enum": list(task["tools"])}, {"type": "object"}]},
+        },
+    })
+
+
+def backend_problem(domain: str, state: Mapping[str, Any]) -> str | None:
+    """What makes a schema-valid backend state impossible for the service, or None."""
+    if domain == "filesystem":
+        dirs = set(state["dirs"])
+        for path in (*state["dirs"], *state["files"]):
+            if path != "/" and (not path.startswith("/") or "//" in path or posixpath.normpath(path) != path):
+                return f"the path {path!r} is not absolute and normal"
+            if path != "/" and posixpath.dirname(path) not in dirs:
+                return f"the folder of {path!r} does not exist"
+        if "/" not in dirs:
+            return "the root folder is missing"
+        if state["cwd"] not in dirs:
+            return f"the current folder {state['cwd']!r} does not exist"
+        if dirs & set(state["files"]):
+            return "a path is both a folder and a file"
+    for table in ("messages", "events", "payments"):
+        for key, item in state.get(table, {}).items():
+            if item["id"] != key:
+                return f"{table} entry {key!r} holds the id {item['id']!r}"
+    if domain == "banking":
+        for payment in state["payments"].values():
+            if payment["from_account"] not in state["accounts"]:
+                return f"payment {payment['id']!r} is from an unknown account"
+        if any(symbol not in state["prices"] for symbol in state["holdings"]):
+            return "a holding has no price"
+    if domain == "calendar":
+        for event in state["events"].values():
+            if not event["start"] < event["end"]:
+                return f"event {event['id']!r} ends before it starts"
+    return None
