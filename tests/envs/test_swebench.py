@@ -3,6 +3,7 @@ built locally (the coding image with the buggy library committed at /testbed), g
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import subprocess
@@ -19,7 +20,6 @@ from coding_support import require
 pytest.importorskip("swebench", reason="SWEBench-v0 needs the swebench extra: pip install 'budgetgym[swebench]'")
 
 TASK_ID = "coding-intervals-000"
-IMAGE = "budgetgym/swebench-test-intervals:1"
 HIDDEN = "tests/test_hidden.py"
 
 
@@ -64,6 +64,9 @@ def instance_file(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("swebench")
     task = load_tasks("coding").get(TASK_ID)
     initial, original = task_files(task.data)
+    # the image is named by its content, so a changed task never meets a stale image
+    digest = hashlib.sha256(json.dumps({p: d.decode() for p, d in sorted(initial.items())}).encode()).hexdigest()[:12]
+    image = f"budgetgym/swebench-test-intervals:{digest}"
     client = docker_client()
     container = client.containers.run(BASE, ["sleep", "infinity"], detach=True, network_mode="none")
     try:
@@ -72,10 +75,10 @@ def instance_file(tmp_path_factory):
                                    "-c user.email=t@t commit -qm base && git rev-parse HEAD"])
         assert done.exit_code == 0, done.output
         base_commit = done.output.decode().strip().splitlines()[-1]
-        if not image_exists(client, IMAGE):
-            container.commit(repository=IMAGE.split(":")[0], tag=IMAGE.split(":")[1])
+        if not image_exists(client, image):
+            container.commit(repository=image.split(":")[0], tag=image.split(":")[1])
         else:
-            base_commit = client.containers.run(IMAGE, ["git", "-C", "/testbed", "rev-parse", "HEAD"], remove=True,
+            base_commit = client.containers.run(image, ["git", "-C", "/testbed", "rev-parse", "HEAD"], remove=True,
                                                 network_mode="none").decode().strip()
     finally:
         container.remove(force=True)
@@ -92,7 +95,7 @@ def instance_file(tmp_path_factory):
     ]) + "\n"
     instance = {
         "instance_id": "budgetgym__intervals-1", "repo": "budgetgym/intervals", "version": "0.1",
-        "base_commit": base_commit, "problem_statement": task.instruction, "image": IMAGE,
+        "base_commit": base_commit, "problem_statement": task.instruction, "image": image,
         "patch": gold, "test_patch": test_patch, "eval_script": eval_script, "log_parser": "parse_log_pytest",
         "eval_type": "pass_and_fail",
         "FAIL_TO_PASS": json.dumps([f"{HIDDEN}::{name}" for name in names]),
