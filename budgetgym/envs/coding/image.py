@@ -2,9 +2,9 @@
 
 ``python -m budgetgym.envs.coding.image`` builds it once: ``debootstrap --variant=minbase`` of Debian
 bookworm with python3, python3-pytest and git into a scratch folder, then ``docker import``. It
-does nothing when the image already exists (``--force`` rebuilds). The first build takes about a
-minute on a fast connection to a Debian mirror (debootstrap downloads about 60 MB of packages);
-nothing is pulled from an image registry. Needs root (debootstrap) and a running Docker engine.
+does nothing when the image already exists (``--force`` rebuilds). The first build took 50 s on
+the development machine (debootstrap 46 s, the import 3 s; 218 MB); nothing is pulled from an
+image registry. Needs root (debootstrap), a Debian mirror and a running Docker engine.
 """
 
 from __future__ import annotations
