@@ -388,7 +388,7 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
             results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
                                              attempts=args.attempts, seed=args.seed, threshold=args.threshold,
                                              executor=_executor(args), progress=not args.no_progress))
-        except ImportError as err:  # an adapter whose extra is missing
+        except (ImportError, FileNotFoundError) as err:  # an adapter whose extra or data is missing
             unavailable.append({"env": env_id, "unavailable": str(err)})
     path = _write_json(results + unavailable, out, "exploits.json")
     if not args.quiet:
