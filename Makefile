@@ -11,6 +11,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
+	# TextWorld's Jericho engine is built from source: it needs a C compiler and make.
+	@if [ "$$(id -u)" = 0 ] && ! { command -v gcc && command -v make; } >/dev/null 2>&1; then \
+		apt-get install -y -o DPkg::Lock::Timeout=600 build-essential; fi
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.

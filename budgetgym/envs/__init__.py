@@ -26,6 +26,8 @@ REGISTRY: tuple[EnvEntry, ...] = (
              "Multi-turn user requests served through stateful tools: files, messaging, calendar, banking"),
     EnvEntry("budgetgym/BFCL-v0", "budgetgym.envs.bfcl:BFCLEnv", "bfcl",
              "BFCL multi-turn (base, miss_func, miss_param, long_context) run by the installed bfcl-eval", adapter=True),
+    EnvEntry("budgetgym/Navigation-v0", "budgetgym.envs.navigation:NavigationEnv", "navigation",
+             "TextWorld text adventures in three tiers, played in its Jericho engine; fast state restore"),
 )
 
 
