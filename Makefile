@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.budgetgym-installed
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test demo bench study clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ test: setup
 
 demo: setup
 	$(BIN)/budgetgym eval --agent noisy-oracle --out runs/demo
+
+study: setup
+	$(BIN)/budgetgym study --out runs/study
 
 bench: setup
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
