@@ -50,6 +50,9 @@ test: setup browser coding-deps
 demo: setup
 	$(BIN)/budgetgym eval --agent noisy-oracle --out runs/demo
 
+study: setup
+	$(BIN)/budgetgym study --out runs/study
+
 bench: setup
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 

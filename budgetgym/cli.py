@@ -137,6 +137,21 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
             return 0
 
 
+def cmd_study(args: argparse.Namespace) -> int:
+    """Train a small policy from one base at the full budget and under BudgetMix, then measure the
+    three on the test split (Pass@(K,T) under announced and unannounced caps, action quality at
+    matched states, recovery from failure states) and write report.md. Resumable: run it again
+    with the same options to finish an interrupted study."""
+    from dataclasses import replace
+
+    from budgetgym.train.study import StudyConfig, run_study
+
+    config = StudyConfig.quick(args.env) if args.quick else StudyConfig(env_id=args.env)
+    config = replace(config, seed=args.seed, **({"iterations": args.iterations} if args.iterations else {}))
+    run_study(args.out, config)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from budgetgym.envs.web.server import serve
 
@@ -199,6 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tools in the system prompt (text) or only in the tools column (native)")
     export.add_argument("--limit", type=int, default=None, help="the first N tasks only")
     export.set_defaults(func=cmd_export)
+
+    study = commands.add_parser("study", help="the study in miniature: train full-budget vs BudgetMix, measure, report",
+                                description=cmd_study.__doc__, formatter_class=Formatter)
+    study.add_argument("--env", default="budgetgym/Navigation-v0", help="the env to train and measure on (default: %(default)s)")
+    study.add_argument("--out", default="runs/study", help="folder for checkpoints, episodes and report.md (default: %(default)s)")
+    study.add_argument("--iterations", type=int, default=None, help="training iterations per regime (default: the study's)")
+    study.add_argument("--seed", type=int, default=0, help="the seed of training and evaluation (default: %(default)s)")
+    study.add_argument("--quick", action="store_true", help="a seconds-long version, to try the pipeline")
+    study.set_defaults(func=cmd_study)
 
     add_eval_commands(commands)
     return parser
