@@ -129,7 +129,10 @@ def test_round_trip_property(arguments, form):
     if form == "json":
         text = json.dumps({"name": "free", "arguments": arguments})
     elif form == "tool_call":
-        text = f"<tool_call>{json.dumps({'name': 'free', 'arguments': arguments})}</tool_call>"
+        # A block ends at its first closing tag and may not hold an opening one, as Hermes-format
+        # parsers read it: a tag inside a JSON string travels escaped (JSON's \u003c is "<").
+        body = json.dumps({"name": "free", "arguments": arguments}).replace("<", "\\u003c")
+        text = f"<tool_call>{body}</tool_call>"
     else:
         text = "free(" + ", ".join(f"{k}={v!r}" for k, v in arguments.items()) + ")"
         if any(keyword in arguments for keyword in ("if", "in", "is", "or", "and", "not", "for", "def", "as")):
