@@ -115,6 +115,7 @@ def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAM
 def finish_record(record: dict) -> dict:
     """Play the oracle through the env to a win; the full budget follows from its turn count."""
     from budgetgym.core.budgets import full_budget
+    from budgetgym.core.rollout import rollout
     from budgetgym.core.tasks import TaskSet
     from budgetgym.envs.navigation.env import NavigationEnv
 
@@ -122,20 +123,12 @@ def finish_record(record: dict) -> dict:
                  instruction=record["objective"], oracle_turns=len(record["walkthrough"]))
     env = NavigationEnv(tasks=TaskSet([draft]))
     try:
-        env.reset(seed=0, options={"task_id": record["id"]})
-        turns, done, info = 0, False, {}
-        while not done:
-            action = env.oracle_action()
-            if action is None:
-                break
-            _, _, terminated, truncated, info = env.step(action)
-            turns += 1
-            done = terminated or truncated
-        if not info.get("success"):
+        played = rollout(env, "oracle", seed=0, options={"task_id": record["id"]})
+        if not played.success:
             raise RuntimeError(f"{record['id']}: the oracle did not win the game")
     finally:
         env.close()
-    return dict(draft, oracle_turns=turns, max_turns=full_budget(turns))
+    return dict(draft, oracle_turns=played.turns, max_turns=full_budget(played.turns))
 
 
 def main(argv: list[str] | None = None) -> int:
