@@ -33,7 +33,9 @@ def test_the_oracle_scores_one_on_every_cell_of_the_default_grid(env_id):
             assert cell["ci_low"] < 1.0 == cell["ci_high"]  # honest at 1: not [1.00, 1.00]
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+# Two families whose episodes take milliseconds: the rule is the agent's, not the family's, and on the
+# sandboxed families this sweep (two reveal modes, five budgets, the whole test split) takes minutes.
+@pytest.mark.parametrize("env_id", [e for e in ENV_IDS if e.endswith(("/FunctionCalling-v0", "/Navigation-v0"))])
 def test_revealing_the_budget_helps_the_budget_aware_agent(env_id):
     # Its rule: no random action once at most half of the revealed budget remains. Under "none" it
     # sees nothing, so announced caps can only help it: the difference must be positive.
