@@ -121,6 +121,7 @@ class CodingEnv(TextEnv):
         options = dict(sandbox_options or {})
         if backend == "local":
             options.setdefault("allow_unsandboxed", allow_unsandboxed)
+        self._sandbox_args = (backend, {"limits": limits, **options})
         self.sandbox = make_sandbox(backend, limits=limits, **options)
         self.output_limit = output_limit
         self.ws: Workspace | None = None
@@ -145,7 +146,7 @@ class CodingEnv(TextEnv):
             except ToolError as err:
                 text = f"Error: {err}"
             except SandboxDied as err:
-                text = self._rebuild(err)
+                text = self._revive_sandbox(err)
                 parts.append(text)
                 break
             parts.append(text)
@@ -162,7 +163,7 @@ class CodingEnv(TextEnv):
             return Outcome(observation, solved=solved, progress=progress)
         return Outcome(observation, progress=progress)
 
-    def _rebuild(self, err: Exception) -> str:
+    def _revive_sandbox(self, err: Exception) -> str:
         """A sandbox that died mid-action is rebuilt with the files it had before the action."""
         ws = self.ws
         self.sandbox.revive()
@@ -173,6 +174,14 @@ class CodingEnv(TextEnv):
 
     def _teardown(self) -> None:
         self.sandbox.close()
+
+    def _sibling(self) -> "CodingEnv":
+        """A restore rebuilds the episode in a sandbox of its own: the running episode's workspace is
+        untouched until the restore has succeeded (then the old sandbox is released when dropped)."""
+        sibling = super()._sibling()
+        backend, options = self._sandbox_args
+        sibling.sandbox = make_sandbox(backend, **options)
+        return sibling
 
     # ------------------------------------------------------------------ snapshots
 

@@ -226,8 +226,8 @@ class SWEBenchEnv(TextEnv):
         from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
 
         instance = task["instance"]
-        if self.sandbox is not None:
-            self.sandbox.close()
+        # The previous sandbox is not closed here: a restore runs on a sibling that shares it until
+        # it succeeds; a dropped sandbox removes its container when it is collected.
         self.sandbox = DockerSandbox(limits=self.limits, image=instance["image"], client=self.client,
                                      workdir=workdir_of(instance), user=instance.get("user", "root"),
                                      pool_size=self.pool_size)
