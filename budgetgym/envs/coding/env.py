@@ -175,6 +175,28 @@ class CodingEnv(TextEnv):
     def _teardown(self) -> None:
         self.sandbox.close()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep copy: everything but the sandbox, plus the workspace's state; the copy
+        gets a sandbox of its own holding the same files (an independent episode, same future)."""
+        state = self.__dict__.copy()
+        state["sandbox"] = None
+        state["ws"] = None
+        state["_copied_workspace"] = None if self.ws is None else self.ws.state()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        copied = state.pop("_copied_workspace", None)
+        self.__dict__.update(state)
+        backend, options = self._sandbox_args
+        self.sandbox = make_sandbox(backend, **options)
+        if copied is not None and self.task is not None:
+            initial, original = task_files(self.task.data)
+            self.sandbox.load(Workspace.files_from_state(initial, copied))
+            ws = Workspace(self.sandbox, self.task.data, initial, original, self.output_limit)
+            ws.sync()
+            ws.searched, ws.viewed, ws.tested = copied["searched"], copied["viewed"], copied["tested"]
+            self.ws = ws
+
     def _sibling(self) -> "CodingEnv":
         """A restore rebuilds the episode in a sandbox of its own: the running episode's workspace is
         untouched until the restore has succeeded (then the old sandbox is released when dropped)."""

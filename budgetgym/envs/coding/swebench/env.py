@@ -48,7 +48,7 @@ from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEn
 from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxPathError
 from budgetgym.envs.coding.sandbox.base import relative_path
 from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
-from budgetgym.envs.swebench.instances import load_instances, task_record, workdir_of
+from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
 
 TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
 INSTALL = "SWEBench-v0 needs the swebench package: pip install 'budgetgym[swebench]'"
