@@ -1,18 +1,32 @@
 # One entry point for people and CI. `make test` sets everything up (a virtual environment with the
-# package, its test extras and the BFCL adapter's data package) and runs the whole suite.
+# package, its test extras (the trainer adapters' packages among them) and the BFCL adapter's data
+# package) and runs the whole suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.budgetgym-installed
 
-.PHONY: setup coding-deps test demo bench clean
+.PHONY: setup test demo bench study clean browser coding-deps
+
+# The web family's browser tests (Web-v0 over HTTP, MiniWoB-v0) drive Debian's chromium and its driver.
+# Installed when run as root and missing; elsewhere those tests say what to install and skip.
+BROWSER_PACKAGES := chromium chromium-driver
+browser:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  missing=""; for p in $(BROWSER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q -o DPkg::Lock::Timeout=600 $$missing; fi; \
+	fi
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
+	# TextWorld's Jericho engine is built from source: it needs a C compiler and make.
+	@if [ "$$(id -u)" = 0 ] && ! { command -v gcc && command -v make; } >/dev/null 2>&1; then \
+		apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 build-essential; fi
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,swebench]'
+	$(BIN)/python -m pip install -q -e '.[test]'
 	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.
 	$(BIN)/python -m pip install -q --no-deps bfcl-eval mpmath
 	touch $(STAMP)
@@ -30,11 +44,14 @@ coding-deps: setup
 	  $(BIN)/python -m budgetgym.envs.coding.image || echo "WARNING: the coding image did not build: its tests will skip, saying why"; \
 	else echo "not root: the coding tests use whatever bubblewrap and Docker engine are already here"; fi
 
-test: setup coding-deps
+test: setup browser coding-deps
 	$(BIN)/python -m pytest -q
 
 demo: setup
 	$(BIN)/budgetgym eval --agent noisy-oracle --out runs/demo
+
+study: setup
+	$(BIN)/budgetgym study --out runs/study
 
 bench: setup
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -10,8 +10,9 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
   family sets no flags: the core owns the episode's bookkeeping;
 * ``_oracle() -> Action | None``: the next action of a known-good solution, structured; the core's
   ``oracle_action()`` renders it (``_render_oracle``) and answers None once the episode has ended;
-* optionally ``_parse_bare`` (bare commands), ``admissible_actions``, the fast snapshot path
-  ``_get_state`` / ``_set_state`` (with ``_state_schema`` and ``_state_status``, which a restore
+* optionally ``initial_observation`` (a task's first observation and tools without a reset, for
+  the dataset export), ``_parse_bare`` (bare commands), ``admissible_actions``, the fast snapshot
+  path ``_get_state`` / ``_set_state`` (with ``_state_schema`` and ``_state_status``, which a restore
   checks the state against before anything changes), ``_teardown`` (called by ``close()``: browsers, containers,
   temporary folders), and the failure-state hooks ``propose_mistake`` / ``state_key`` that
   :mod:`budgetgym.core.failures` builds curated failure states from.
@@ -200,6 +201,18 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     def admissible_actions(self) -> list[str] | None:
         """The actions that make sense now, where the env knows them (added to ``info``)."""
         return None
+
+    def initial_observation(self, task: Task, seed: int = 0) -> tuple[str, list[dict[str, Any]]]:
+        """The first observation and tool schemas of an episode of ``task`` with ``seed``: what
+        ``reset(seed=seed, options={"task_id": task.id})`` returns as the observation and as
+        ``info["tools"]``. The dataset export calls it once per task.
+
+        The default resets this env to the task (ending any episode in progress). A family whose
+        first observation follows from the task record alone overrides it to compute both without
+        setting up its backend; an override must leave the env's state untouched, and the export's
+        test checks it against ``reset`` for every shipped task."""
+        observation, info = self.reset(seed=seed, options={"task_id": task.id})
+        return observation, info["tools"]
 
     def _get_state(self) -> Any:
         """A JSON-serialisable copy of the backend state for fast restore, or None (replay)."""
@@ -533,7 +546,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return info
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
-        return [tool.openai_schema() for tool in self.tools.values()]
+        # A fresh list of each tool's one read-only schema: copying schemas at every reset cost more
+        # than the rest of a reset.
+        return [tool.shared_schema for tool in self.tools.values()]
 
     @property
     def turn(self) -> int:

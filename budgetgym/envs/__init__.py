@@ -31,6 +31,14 @@ REGISTRY: tuple[EnvEntry, ...] = (
              adapter=True),
     EnvEntry("budgetgym/BFCL-v0", "budgetgym.envs.bfcl:BFCLEnv", "bfcl",
              "BFCL multi-turn (base, miss_func, miss_param, long_context) run by the installed bfcl-eval", adapter=True),
+    EnvEntry("budgetgym/Web-v0", "budgetgym.envs.web:WebEnv", "web",
+             "Shopping for an instruction in a self-contained web shop (search, results, items, options, buy)"),
+    EnvEntry("budgetgym/MiniWoB-v0", "budgetgym.envs.miniwob:MiniWoBEnv", "miniwob",
+             "MiniWoB++ web tasks in a real Chromium as text (click(ref), type(ref, text)); task by keyword", adapter=True),
+    EnvEntry("budgetgym/Navigation-v0", "budgetgym.envs.navigation:NavigationEnv", "navigation",
+             "TextWorld text adventures in three tiers, played in its Jericho engine; fast state restore"),
+    EnvEntry("budgetgym/ALFWorld-v0", "budgetgym.envs.alfworld:ALFWorldEnv", "alfworld",
+             "ALFWorld's household text games from the installed alfworld and its data (ALFWORLD_DATA)", adapter=True),
 )
 
 

@@ -1,0 +1,181 @@
+"""Speed of budgetgym/Web-v0: text steps, search over the catalogue and larger generated ones,
+reset, snapshot and restore; optionally MiniWoB-v0's episodes in Chromium and its teardown.
+
+Prints one JSON object; every figure comes from this run, with the targets beside the measurements:
+
+* steps: the oracle's solution of every shipped instruction replayed on the bare env (reset plus
+  every step), with the search cache warm (as in training, where queries repeat) and cold (the
+  cache emptied before every episode); and live, asking the oracle before each step;
+* search: one uncached BM25 query (tokenize, score, top 50) over 2,000 (the shipped catalogue),
+  20,000 and 200,000 generated products, for the instructions verbatim and the oracle's queries;
+  and the same queries with ``rank-bm25`` at 2,000 and 20,000 products, for the choice of library;
+* latencies: reset, snapshot, restore of every curated failure state by the fast path (the shop
+  state) and by replay;
+* miniwob (``--miniwob-episodes N``): N oracle episodes over the twelve tasks on one env, then
+  ``close()``, and how many browser processes are left.
+
+    python benchmarks/bench_web.py [--repeats 3] [--sizes 2000,20000,200000] [--miniwob-episodes 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from typing import Any, Callable
+
+from budgetgym.envs.web import WebEnv
+from budgetgym.envs.web.catalogue import CATALOGUE_SEED, generate_products
+from budgetgym.envs.web.search import SearchIndex, rank_bm25_search
+
+TARGET_STEPS_PER_S = 5_000
+TARGET_SEARCH_MS_AT_2000 = 1.0
+
+
+def _timed(samples: list[Callable[[], Any]], repeats: int) -> dict[str, float]:
+    times = []
+    for _ in range(repeats):
+        for sample in samples:
+            start = time.perf_counter()
+            sample()
+            times.append(time.perf_counter() - start)
+    return {"mean_us": round(statistics.fmean(times) * 1e6, 2), "median_us": round(statistics.median(times) * 1e6, 2),
+            "p99_us": round(sorted(times)[int(len(times) * 0.99)] * 1e6, 2), "n": len(times)}
+
+
+def record_oracle(env: WebEnv) -> list[list[str]]:
+    solutions = []
+    for index in range(len(env.tasks)):
+        env.reset(seed=0, options={"task_index": index})
+        actions = []
+        while (action := env.oracle_action()) is not None:
+            actions.append(action)
+            env.step(action)
+        solutions.append(actions)
+    return solutions
+
+
+def replay_rate(env: WebEnv, solutions: list[list[str]], repeats: int, cold: bool) -> dict[str, float]:
+    index_cache = env.catalogue.index._cache
+    steps = sum(map(len, solutions)) * repeats
+    elapsed = 0.0
+    for _ in range(repeats):
+        for index, actions in enumerate(solutions):
+            if cold:
+                index_cache.clear()
+            start = time.perf_counter()
+            env.reset(seed=0, options={"task_index": index})
+            for action in actions:
+                env.step(action)
+            elapsed += time.perf_counter() - start
+    rate = steps / elapsed
+    return {"steps": steps, "seconds": round(elapsed, 4), "steps_per_s": round(rate),
+            "target_steps_per_s": TARGET_STEPS_PER_S, "ratio_to_target": round(rate / TARGET_STEPS_PER_S, 2)}
+
+
+def live_oracle_rate(env: WebEnv, repeats: int) -> dict[str, float]:
+    steps, start = 0, time.perf_counter()
+    for _ in range(repeats):
+        for index in range(len(env.tasks)):
+            env.reset(seed=0, options={"task_index": index})
+            while (action := env.oracle_action()) is not None:
+                env.step(action)
+                steps += 1
+    elapsed = time.perf_counter() - start
+    return {"steps": steps, "steps_per_s": round(steps / elapsed)}
+
+
+def search_costs(env: WebEnv, sizes: list[int], repeats: int) -> dict[str, Any]:
+    queries = [t.instruction for t in env.tasks] + [t["oracle_query"] for t in env.tasks]
+    out: dict[str, Any] = {"queries": len(queries), "by_size": {}}
+    for size in sizes:
+        products = list(env.catalogue.products) if size == len(env.catalogue) else generate_products(size, CATALOGUE_SEED)
+        start = time.perf_counter()
+        index = SearchIndex(products)
+        build_s = time.perf_counter() - start
+        row: dict[str, Any] = {"index_build_s": round(build_s, 3),
+                               "bm25s": _timed([lambda q=q: index.search_uncached(q) for q in queries], repeats)}
+        if size <= 20_000:
+            other = rank_bm25_search(products)
+            row["rank_bm25"] = _timed([lambda q=q: other(q) for q in queries[:200]], 1)
+            row["rank_bm25_over_bm25s"] = round(row["rank_bm25"]["mean_us"] / row["bm25s"]["mean_us"], 1)
+        if size == 2_000:
+            row["target_ms"] = TARGET_SEARCH_MS_AT_2000
+            row["ratio_to_target_mean"] = round(TARGET_SEARCH_MS_AT_2000 * 1000 / row["bm25s"]["mean_us"], 1)
+            row["ratio_to_target_median"] = round(TARGET_SEARCH_MS_AT_2000 * 1000 / row["bm25s"]["median_us"], 1)
+        out["by_size"][str(size)] = row
+    base = out["by_size"].get("2000", {}).get("bm25s", {}).get("median_us")
+    if base:  # medians: on a shared machine the means carry the scheduler's stalls
+        out["growth_vs_2000_median"] = {size: round(row["bm25s"]["median_us"] / base, 2)
+                                        for size, row in out["by_size"].items()}
+    return out
+
+
+def latencies(env: WebEnv, repeats: int) -> dict[str, Any]:
+    states = [s["snapshot"] for s in env.failure_states()]
+    replayed = [{**s, "state": None} for s in states]
+    task_ids = list(env.tasks.ids)
+
+    def snap_at(snapshot):
+        env.reset(options={"snapshot": snapshot})
+        return env.snapshot
+
+    return {
+        "reset": _timed([lambda t=t: env.reset(seed=0, options={"task_id": t}) for t in task_ids], repeats),
+        "snapshot": _timed([snap_at(s) for s in states[:50]], repeats),
+        "restore_fast": _timed([lambda s=s: env.reset(options={"snapshot": s}) for s in states], repeats),
+        "restore_replay": _timed([lambda s=s: env.reset(options={"snapshot": s}) for s in replayed], repeats),
+        "failure_states": len(states),
+    }
+
+
+def miniwob(episodes: int) -> dict[str, Any]:
+    import gymnasium as gym
+
+    import budgetgym  # noqa: F401
+    from budgetgym.core import rollout
+    from budgetgym.envs.miniwob.env import _alive, _descendants
+
+    env = gym.make("budgetgym/MiniWoB-v0")
+    tasks = list(env.unwrapped.tasks.ids)
+    solved, start = 0, time.perf_counter()
+    peak = 0
+    for episode in range(episodes):
+        solved += rollout(env, "oracle", seed=episode, options={"task_id": tasks[episode % len(tasks)]}).success
+        if episode % 50 == 0:
+            peak = max(peak, sum(map(_alive, _descendants(os.getpid()))))
+    elapsed = time.perf_counter() - start
+    env.close()
+    left = [pid for pid in _descendants(os.getpid()) if _alive(pid)]
+    return {"episodes": episodes, "solved": solved, "seconds": round(elapsed, 1),
+            "episodes_per_s": round(episodes / elapsed, 2), "browser_processes_peak": peak,
+            "browser_processes_left_after_close": len(left)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", default="2000,20000,200000")
+    parser.add_argument("--miniwob-episodes", type=int, default=0)
+    args = parser.parse_args()
+    env = WebEnv()
+    solutions = record_oracle(env)
+    result: dict[str, Any] = {
+        "env": "budgetgym/Web-v0", "python": platform.python_version(), "machine": platform.machine(),
+        "tasks": len(env.tasks), "products": len(env.catalogue),
+        "steps_warm_search_cache": replay_rate(env, solutions, args.repeats, cold=False),
+        "steps_cold_search_cache": replay_rate(env, solutions, 1, cold=True),
+        "steps_live_oracle": live_oracle_rate(env, args.repeats),
+        "latency": latencies(env, args.repeats),
+        "search": search_costs(env, [int(s) for s in args.sizes.split(",")], args.repeats),
+    }
+    if args.miniwob_episodes:
+        result["miniwob"] = miniwob(args.miniwob_episodes)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

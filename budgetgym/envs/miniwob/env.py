@@ -1,0 +1,323 @@
+"""MiniWoB-v0: MiniWoB++ web tasks in a real browser, exposed as text.
+
+Description:
+    An adapter to MiniWoB++ from the installed ``miniwob`` package: its task pages run in a real,
+    headless Chromium driven by ChromeDriver (Debian's ``chromium`` and ``chromium-driver``), and
+    MiniWoB's own JavaScript generates each episode's instance from the episode seed and judges it.
+    Twelve tasks are supported, those with a known-good oracle: click-test, click-test-2,
+    click-button, click-link, click-tab, click-dialog, focus-text, enter-text, enter-password,
+    login-user, click-checkboxes and click-option. The task is chosen by a keyword:
+    ``gym.make("budgetgym/MiniWoB-v0", task="login")`` keeps the tasks whose name contains it (an
+    exact name wins); task ids are ``miniwob/<name>``. One browser serves all the episodes of an
+    env; it starts at the first reset, loads another task's page when the task changes, and
+    ``close()`` ends it (and waits until its processes are gone).
+
+Action Space:
+    Text (``UnicodeText``): tool calls ``click(ref)`` and ``type(ref, text)`` (focus the element,
+    then type), in any form of the shared parser (``click(ref=4)``, JSON, ``<tool_call>``); several
+    run in order. A reference that is not on the page costs the turn and changes nothing.
+
+Observation Space:
+    Text: the task's utterance, then the page's elements one a line, indented under their parent,
+    as ``[ref] tag#id.class "text" value="..." (checked)``; text nodes are shown as quoted lines
+    without a reference. ``info["admissible_actions"]`` lists a ``click(ref=n)`` per element.
+
+Rewards:
+    Sparse: 1.0 when MiniWoB's raw reward for the episode is positive (the task done right), else 0.0.
+    The time-scaled reward MiniWoB also reports is not used. ``reward_mode="progress"``: 1.0 on success.
+
+Termination:
+    ``terminated`` when MiniWoB ends the episode (done right or wrong). ``truncated`` at the task's
+    full budget (max(6, 2 x its longest oracle solution)). MiniWoB's wall-clock limit (10 s for most
+    tasks) is raised to ``time_limit_s`` (default 600 s) so that turns, not a model's latency, bound
+    an episode; ``time_limit_s=None`` keeps MiniWoB's own.
+
+Registered Configurations:
+    ``budgetgym/MiniWoB-v0``: the twelve tasks (or those of ``task=KEYWORD``). Needs
+    ``pip install 'budgetgym[web]'`` (the ``miniwob`` package) and Chromium with its driver
+    (``apt-get install chromium chromium-driver``); ``MINIWOB_CHROME_BINARY`` and
+    ``MINIWOB_CHROMEDRIVER`` are set to Debian's paths when unset. Without them ``gym.make`` raises
+    ``MiniWoBNotInstalled`` naming what to install. Snapshots restore by replay (the browser's
+    state cannot be copied): the same seed and actions give the same page.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from gymnasium.error import DependencyNotInstalled
+
+from budgetgym.core import Action, Outcome, Task, TextEnv, ToolCall, load_tasks
+from budgetgym.envs.miniwob.oracles import ORACLES
+from budgetgym.envs.miniwob.tools import TOOLS
+
+_CHROME_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
+_SKIPPED_TAGS = frozenset({"body"})
+_QUIT_WAIT_S = 5.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (Linux /proc), children first."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+class MiniWoBNotInstalled(DependencyNotInstalled, ImportError):
+    """The miniwob package or the browser is missing: Gymnasium's error for a missing extra, and an ImportError."""
+
+
+class PageError(Exception):
+    """An action the page cannot take (no such element); nothing was done."""
+
+
+def _browser_paths() -> tuple[str, str]:
+    chrome = os.environ.get("MINIWOB_CHROME_BINARY") or next(
+        (path for name in _CHROME_CANDIDATES if (path := shutil.which(name))), None)
+    driver = os.environ.get("MINIWOB_CHROMEDRIVER") or shutil.which("chromedriver")
+    missing = [what for what, path in (("chromium", chrome), ("chromium-driver", driver))
+               if not path or not os.path.exists(path)]
+    if missing:
+        raise MiniWoBNotInstalled(
+            f"budgetgym/MiniWoB-v0 runs MiniWoB++ in a real browser; missing: {', '.join(missing)}. "
+            "Install them with `apt-get install chromium chromium-driver` (or point MINIWOB_CHROME_BINARY "
+            "and MINIWOB_CHROMEDRIVER at a Chrome and its ChromeDriver).")
+    return chrome, driver
+
+
+def _require_miniwob() -> None:
+    try:
+        import miniwob  # noqa: F401
+    except ImportError as err:
+        raise MiniWoBNotInstalled(
+            "budgetgym/MiniWoB-v0 needs the miniwob package: pip install 'budgetgym[web]'") from err
+
+
+def select_tasks(keyword: str | None) -> list[str] | None:
+    """The task ids a keyword chooses: an exact MiniWoB name, else every name containing it."""
+    if keyword is None:
+        return None
+    ids = load_tasks("miniwob").ids
+    exact = [i for i in ids if i == f"miniwob/{keyword}"]
+    chosen = exact or [i for i in ids if keyword in i.split("/", 1)[1]]
+    if not chosen:
+        names = ", ".join(i.split("/", 1)[1] for i in ids)
+        raise ValueError(f"no MiniWoB task matches {keyword!r}; the supported tasks are {names}")
+    return chosen
+
+
+class Page:
+    """The open MiniWoB episode: its last observation, and the two actions on it."""
+
+    def __init__(self, browser: Any, observation: dict[str, Any]) -> None:
+        self.browser = browser
+        self.done = False
+        self.raw_reward = 0.0
+        self.reason: str | None = None
+        self._update(observation)
+
+    def _update(self, observation: dict[str, Any]) -> None:
+        self.utterance = str(observation["utterance"])
+        self.fields = {str(k): str(v) for k, v in observation["fields"]}
+        self.elements = [{
+            "ref": int(e["ref"]), "parent": int(e["parent"]), "tag": str(e["tag"]), "text": str(e["text"]),
+            "value": str(e["value"]), "id": str(e["id"]), "classes": str(e["classes"]),
+        } for e in observation["dom_elements"]]
+        self.refs = {e["ref"] for e in self.elements if e["ref"] > 0 and e["tag"] not in _SKIPPED_TAGS}
+
+    def _act(self, action_type: str, ref: int, **extra: Any) -> None:
+        if self.done:
+            raise PageError("The episode is over.")
+        if ref not in self.refs:
+            raise PageError(f"There is no element [{ref}] on the page.")
+        action = self.browser.create_action(action_type, ref=ref, **extra)
+        observation, _, terminated, _, info = self.browser.step(action)
+        if terminated:
+            self.done = True
+            self.raw_reward = float(info.get("raw_reward", 0.0))
+            self.reason = info.get("reason")
+        else:
+            self._update(observation)
+
+    def click(self, ref: int) -> None:
+        self._act("CLICK_ELEMENT", ref)
+
+    def type(self, ref: int, text: str) -> None:
+        self._act("FOCUS_ELEMENT_AND_TYPE_TEXT", ref, text=text)
+
+    def render(self) -> str:
+        if self.done:
+            verdict = "done right" if self.raw_reward > 0 else "not done right"
+            reason = f" ({self.reason})" if self.reason else ""
+            return f"Task: {self.utterance}\nThe episode is over: the task was {verdict}{reason}."
+        depth: dict[int, int] = {}
+        lines = [f"Task: {self.utterance}", "Page elements (click(ref=n), type(ref=n, text=...)):"]
+        for e in self.elements:
+            if e["tag"] in _SKIPPED_TAGS:
+                depth[e["ref"]] = -1
+                continue
+            level = depth.get(e["parent"], -1) + 1
+            depth[e["ref"]] = level
+            indent = "  " * level
+            if e["ref"] < 0:
+                lines.append(f'{indent}"{e["text"]}"')
+                continue
+            name = e["tag"] + (f"#{e['id']}" if e["id"] else "") + "".join(f".{c}" for c in e["classes"].split())
+            text = f' "{e["text"]}"' if e["text"] else ""
+            if e["tag"] in ("input_checkbox", "input_radio"):
+                value = " (checked)" if e["value"] == "True" else ""
+            else:
+                value = f' value="{e["value"]}"' if e["tag"].startswith("input") or e["value"] else ""
+            lines.append(f"{indent}[{e['ref']}] {name}{text}{value}")
+        return "\n".join(lines)
+
+
+class MiniWoBEnv(TextEnv):
+    """MiniWoB++ tasks in Chromium as text; see the module docstring."""
+
+    family = "miniwob"
+    instructions = (
+        "You operate a web page to do the task stated at its top. The page's elements are listed with "
+        "reference numbers in square brackets; click one with click(ref=n), or type into a text field "
+        "with type(ref=n, text=\"...\"). The episode ends when the page judges the task done."
+    )
+    exploit_upstream = "judged by MiniWoB++'s own task pages (their JavaScript scores each episode)"
+    exploit_sample = 12  # one episode per task: each is a page load in a real browser
+
+    def __init__(self, task: str | None = None, split: str | None = None, task_ids: list[str] | None = None,
+                 reward_mode: str = "sparse", render_mode: str | None = None,
+                 time_limit_s: float | None = 600.0) -> None:
+        _require_miniwob()
+        chrome, driver = _browser_paths()
+        os.environ.setdefault("MINIWOB_CHROME_BINARY", chrome)
+        os.environ.setdefault("MINIWOB_CHROMEDRIVER", driver)
+        if task is not None:
+            task_ids = select_tasks(task)
+        super().__init__(split=split, task_ids=task_ids, reward_mode=reward_mode, render_mode=render_mode)
+        self.tools = TOOLS
+        self.time_limit_s = time_limit_s
+        self._browser: Any = None
+        self._browser_task: str | None = None
+        self.page: Page | None = None
+        self.last_error: str | None = None
+
+    # ------------------------------------------------------------------ browser
+
+    def _open(self, name: str) -> Any:
+        """The browser, showing task ``name``: started at the first reset; another task's page is
+        loaded into the same browser (MiniWoB's instance is pointed at it: its URL and its
+        utterance parser), which takes a tenth of a second where a new browser takes seconds."""
+        browser = self._browser
+        if browser is not None and self._browser_task == name:
+            return browser
+        if browser is None or browser.instance.died:
+            self._close_browser()
+            from miniwob.environment import MiniWoBEnvironment
+
+            browser = MiniWoBEnvironment(subdomain=name, action_space_config="all_supported")
+            self._browser = browser
+        else:
+            from miniwob.fields import get_field_extractor
+
+            instance = browser.instance
+            instance.url = urllib.parse.urljoin(instance.url, f"{name}.html")
+            instance.field_extractor = get_field_extractor(name)
+            browser.subdomain = name
+            instance.driver.get(instance.url)
+        browser.instance.record_screenshots = False
+        if self.time_limit_s is not None:
+            milliseconds = int(self.time_limit_s * 1000)
+            browser.instance.driver.execute_script(f"core.EPISODE_MAX_TIME = {milliseconds};")
+        self._browser_task = name
+        return browser
+
+    def _close_browser(self) -> None:
+        """Quit the browser and wait until its processes (ChromeDriver, Chromium and Chromium's own
+        children) are gone; any still there after ``_QUIT_WAIT_S`` are killed, by process id."""
+        browser, self._browser, self._browser_task, self.page = self._browser, None, None, None
+        if browser is None:
+            return
+        process = getattr(getattr(getattr(browser.instance, "driver", None), "service", None), "process", None)
+        pids = ([process.pid] + _descendants(process.pid)) if process is not None else []
+        try:
+            browser.close()
+        finally:
+            deadline = time.monotonic() + _QUIT_WAIT_S
+            while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            for pid in pids:
+                if _alive(pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+
+    def _teardown(self) -> None:
+        self._close_browser()
+
+    # ------------------------------------------------------------------ episode
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        browser = self._open(task["miniwob_task"])
+        observation, _ = browser.reset(seed=seed)
+        self.page = Page(browser, observation)
+        self.last_error = None
+        return self.page.render()
+
+    def _execute(self, action: Action) -> Outcome:
+        page = self.page
+        self.last_error = None
+        try:
+            for call in action.calls:
+                self.tools[call.name].function(page, **call.arguments)
+                if page.done:
+                    break
+        except PageError as err:
+            self.last_error = str(err)
+            return Outcome(f"{err}\n\n{page.render()}")
+        if page.done:
+            solved = page.raw_reward > 0
+            return Outcome(page.render(), solved=solved, failed=not solved, progress=1.0 if solved else None)
+        return Outcome(page.render())
+
+    def admissible_actions(self) -> list[str] | None:
+        if self.page is None or self.page.done:
+            return []
+        return [f"click(ref={ref})" for ref in sorted(self.page.refs)]
+
+    def _oracle(self) -> Action | None:
+        page = self.page
+        call = ORACLES[self.task["miniwob_task"]](page.elements, page.fields)
+        if call is None:
+            return None
+        name, arguments = call
+        return Action(calls=(ToolCall(name, arguments),))
+
+    def _render_oracle(self, action: Action) -> str:
+        call = action.calls[0]
+        arguments = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+        return f"{call.name}({arguments})"

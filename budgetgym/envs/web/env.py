@@ -1,0 +1,240 @@
+"""Web-v0: shop in a self-contained web shop, as text, for an instruction with attributes, options and a price limit.
+
+Description:
+    The agent shops in an offline web shop of 2,000 products in 13 categories (clothing, footwear,
+    kitchen, electronics, furniture, beauty, sports, grocery, pet supplies, office, home, garden,
+    toys), each with a product type, attributes (material, features), option groups (size, color,
+    capacity, pack, ...) and a price. An instruction asks for a product type with some attributes,
+    one or two option values and a price limit ("i need a machine washable, slim fit shirt, size m,
+    in navy, under 30 dollars"). The agent searches (BM25 ranked retrieval over the catalogue),
+    reads results pages (ten a page), opens items, selects options and buys. Near-miss products
+    (the same type, one criterion missed) are always in the catalogue. The same shop is served as
+    HTML to a real browser by ``budgetgym serve web`` (``budgetgym.envs.web.server``).
+
+Action Space:
+    Text (``UnicodeText``). Bare commands: ``search[query]``, ``click[element]`` (an element is the
+    text of a bracketed element on the open page: an item code, an option value, ``Next >``,
+    ``< Prev``, ``< Back``, ``Back to Search``, ``Buy Now``), ``back`` and ``next page``; or the same
+    as tool calls (``search``, ``click``, ``back``, ``next_page``) in any form of the shared parser.
+    Search works from any page. A click on an element that is not on the page, an empty or
+    over-long query, or a malformed command costs the turn, says what was wrong and what is
+    clickable, and changes nothing. Several calls in one turn run in order, all or nothing.
+
+Observation Space:
+    Text: the open page, headed by the instruction. Clickable elements are in square brackets;
+    ``info["admissible_actions"]`` lists the page's actions (``search[<query>]``, one ``click[...]``
+    per element, and ``back`` when there is a page to go back to).
+
+Rewards:
+    Buying ends the episode. Its reward (``reward_mode="sparse"``) is the share of the asked
+    attributes, option values and price limit that the bought item meets, in [0, 1]; 0 when the
+    product type differs. Options count only when selected on the item page. Success is a reward
+    of 1.0. ``reward_mode="progress"``: the change in ``info["progress"]``, which follows a good
+    path: 0.25 once a results page lists an item that meets everything, 0.5 once such an item is
+    open, up to 0.9 as its asked options are selected, 1.0 on a purchase that meets everything.
+    Progress never decreases.
+
+Termination:
+    ``terminated`` on buying (success when the reward is 1.0). ``truncated`` when the task's full
+    budget (``max_turns`` = max(6, 2 x the oracle's turns)) or a ``TurnBudget`` cap runs out.
+
+Registered Configurations:
+    ``budgetgym/Web-v0``: 600 instructions (``split="train"``: 500, ``split="test"``: 100, a fixed
+    held-out split), over the shipped catalogue; 120 curated failure states of six kinds for
+    ``ErrorInjection``. ``python -m budgetgym.envs.web.generate`` rebuilds the catalogue, the
+    instructions and the failure states from their seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any, Sequence
+
+from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall
+from budgetgym.envs.web.catalogue import Catalogue, load_catalogue
+from budgetgym.envs.web.goal import Goal
+from budgetgym.envs.web.shop import BACK, BUY, NEXT, Shop, ShopError, render_text
+from budgetgym.envs.web.tools import TOOLS
+
+_BARE = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
+_BACK = frozenset({"back", "go back", "back()"})
+_NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
+SEARCH_TEMPLATE = "search[<query>]"
+
+# progress milestones of the good path
+FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
+
+
+def _call(name: str, **arguments: str) -> Action:
+    return Action(calls=(ToolCall(name, arguments),))
+
+
+class WebEnv(TextEnv):
+    """Web shopping over the shipped catalogue; see the module docstring."""
+
+    family = "web"
+    instructions = (
+        "You are shopping in a web shop for the instruction at the top of each page. Search with "
+        "search[query], open items and choose options with click[element] (the element's text in "
+        "square brackets), go back with back, and buy with click[Buy Now]. Only a purchase with the "
+        "asked options selected on the item page, every asked attribute and a price within the limit "
+        "scores full marks. Buying ends the episode."
+    )
+    failure_kinds = ("vague_query", "wrong_query", "wrong_type", "wrong_item", "far_page", "wrong_option")
+    exploits = {
+        "buy-first-result": "budgetgym.eval.exploits.web:BuyFirstResult",
+        "buy-cheapest": "budgetgym.eval.exploits.web:BuyCheapest",
+        "top-hit-with-options": "budgetgym.eval.exploits.web:TopHitWithOptions",
+    }
+
+    def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
+                 reward_mode: str = "sparse", render_mode: str | None = None,
+                 catalogue: Catalogue | None = None) -> None:
+        super().__init__(split=split, task_ids=task_ids, tasks=tasks, reward_mode=reward_mode,
+                         render_mode=render_mode)
+        self.catalogue = catalogue if catalogue is not None else load_catalogue()
+        self.tools = TOOLS
+        self.shop: Shop | None = None
+        #: The shop's refusal of the last action (a click on a missing element, ...), or None.
+        self.last_error: str | None = None
+        self._goals: dict[str, Goal] = {}
+
+    # ------------------------------------------------------------------ episode
+
+    def goal(self, task: Task) -> Goal:
+        goal = self._goals.get(task.id)
+        if goal is None:
+            goal = self._goals[task.id] = Goal.from_record(task["goal"])
+        return goal
+
+    def new_shop(self, task: Task) -> Shop:
+        """A fresh session for ``task`` (the HTTP server makes its sessions here too)."""
+        return Shop(self.catalogue, self.goal(task), task.instruction)
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        self.last_error = None
+        self.shop = self.new_shop(task)
+        return render_text(self.shop.view())
+
+    def _execute(self, action: Action) -> Outcome:
+        shop = self.shop
+        page, history = shop.page, list(shop.history)  # pages are replaced, never changed in place
+        self.last_error = None
+        try:
+            for call in action.calls:
+                self.tools[call.name].function(shop, **call.arguments)
+        except ShopError as err:
+            shop.page, shop.history = page, history
+            self.last_error = str(err)
+            return Outcome(f"{err}\n\n{render_text(shop.view())}")
+        observation = render_text(shop.view())
+        if shop.done:
+            reward = shop.page["reward"]
+            solved = reward == 1.0
+            return Outcome(observation, solved=solved, failed=not solved, reward=reward,
+                           progress=1.0 if solved else None)
+        milestone = self.milestone()
+        return Outcome(observation, progress=milestone if milestone > self._progress else None)
+
+    def milestone(self) -> float:
+        """How far along the good path the open page is (see Rewards)."""
+        shop, goal = self.shop, self.shop.goal
+        kind = shop.page["kind"]
+        if kind == "results":
+            catalogue = self.catalogue
+            return FOUND if any(goal.can_meet(catalogue[pid]) for pid in shop.page_results()) else 0.0
+        if kind == "item" and goal.can_meet(shop.product):
+            selected = shop.page["selected"]
+            right = sum(selected.get(g) == v for g, v in goal.options.items())
+            return OPENED + OPTIONS_SET * right / len(goal.options)
+        return 0.0
+
+    # ------------------------------------------------------------------ actions
+
+    def _parse_bare(self, text: str) -> ToolCall | None:
+        match = _BARE.match(text)
+        if match:
+            verb, inside = match.group(1).lower(), match.group(2)
+            return ToolCall("search", {"query": inside}) if verb == "search" else ToolCall("click", {"element": inside})
+        lowered = " ".join(text.lower().split())
+        if lowered in _BACK:
+            return ToolCall("back", {})
+        if lowered in _NEXT:
+            return ToolCall("next_page", {})
+        return None
+
+    def _render_oracle(self, action: Action) -> str:
+        if len(action.calls) != 1:
+            return super()._render_oracle(action)
+        call = action.calls[0]
+        if call.name == "search":
+            return f"search[{call.arguments['query']}]"
+        if call.name == "click":
+            return f"click[{call.arguments['element']}]"
+        return "back" if call.name == "back" else "next page"
+
+    def admissible_actions(self) -> list[str] | None:
+        if self.shop is None or self.shop.done:
+            return []
+        actions = [SEARCH_TEMPLATE] + [f"click[{label}]" for label in self.shop.elements()]
+        if self.shop.history:
+            actions.append("back")
+        return actions
+
+    # ------------------------------------------------------------------ oracle
+
+    def _oracle(self) -> Action | None:
+        shop, task = self.shop, self.task
+        goal, page, catalogue = shop.goal, shop.page, self.catalogue
+        kind = page["kind"]
+        if kind == "done":
+            return None
+        if kind == "item":
+            if goal.can_meet(shop.product):
+                for group, value in goal.options.items():
+                    if page["selected"].get(group) != value:
+                        return _call("click", element=value)
+                return _call("click", element=BUY)
+            previous = shop.history[-1] if shop.history else None
+            if previous is not None and previous["kind"] == "results" and self._best_on(previous) is not None:
+                return _call("back")
+        elif kind == "results":
+            best = self._best_on(page)
+            if best is not None:
+                return _call("click", element=best)
+        return _call("search", query=task["oracle_query"])
+
+    def _best_on(self, page: dict[str, Any]) -> str | None:
+        """The item to open on a results page: the task's target if listed, else the first that can meet the goal."""
+        listed = self.shop.page_results(page)
+        target = self.task["target"]
+        if target in listed:
+            return target
+        goal = self.shop.goal
+        return next((pid for pid in listed if goal.can_meet(self.catalogue[pid])), None)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _get_state(self) -> Any:
+        return self.shop.get_state()
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        shop = self.new_shop(task)
+        try:
+            shop.set_state(state)
+        except ValueError as err:
+            raise SnapshotError(f"corrupt web shop state: {err}") from None
+        self.shop = shop
+
+    def state_key(self) -> str:
+        """The open page (with its selected options): what the outcome depends on; history is not."""
+        return json.dumps(self.shop.page, sort_keys=True)
+
+    # ------------------------------------------------------------------ failure states
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        from budgetgym.envs.web.mistakes import propose
+
+        return propose(self, kind, plan, rng)

@@ -1,0 +1,74 @@
+"""What an instruction asks for, and how a purchase is scored against it.
+
+A goal names a product type, some attributes (``machine washable``, ``cotton``), a value for some
+option groups (``size: m``, ``color: navy``) and a price limit. A purchase scores the share of the
+asked attributes, options and price limit that the bought item meets, in [0, 1]; an item of another
+product type scores 0. Only a purchase that meets everything scores 1.0 (success). An option the
+buyer did not select on the item page is not met, even when the item offers the asked value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from budgetgym.envs.web.catalogue import Product
+
+
+@dataclass(frozen=True)
+class Goal:
+    type: str
+    attributes: tuple[str, ...]
+    options: Mapping[str, str]
+    price_max: float
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "Goal":
+        return cls(str(record["type"]), tuple(record["attributes"]),
+                   MappingProxyType({str(k): str(v) for k, v in record["options"].items()}),
+                   float(record["price_max"]))
+
+    def to_record(self) -> dict[str, Any]:
+        return {"type": self.type, "attributes": list(self.attributes), "options": dict(self.options),
+                "price_max": self.price_max}
+
+    @property
+    def criteria(self) -> int:
+        """How many things are asked: each attribute, each option, and the price limit."""
+        return len(self.attributes) + len(self.options) + 1
+
+    def can_meet(self, product: Product) -> bool:
+        """Whether buying ``product`` with the right options selected scores 1.0."""
+        return (product.type == self.type and product.price <= self.price_max
+                and all(a in product.attributes for a in self.attributes)
+                and all(v in product.options.get(g, ()) for g, v in self.options.items()))
+
+    def misses(self, product: Product) -> int:
+        """How many criteria ``product`` cannot meet whatever is selected (a type mismatch: all)."""
+        if product.type != self.type:
+            return self.criteria
+        return (sum(a not in product.attributes for a in self.attributes) + (product.price > self.price_max)
+                + sum(v not in product.options.get(g, ()) for g, v in self.options.items()))
+
+    def score(self, product: Product, selected: Mapping[str, str]) -> float:
+        """The reward of buying ``product`` with the options ``selected``, in [0, 1]."""
+        if product.type != self.type:
+            return 0.0
+        met = sum(a in product.attributes for a in self.attributes) + (product.price <= self.price_max)
+        met += sum(selected.get(g) == v for g, v in self.options.items())
+        return met / self.criteria
+
+    def report(self, product: Product, selected: Mapping[str, str]) -> list[str]:
+        """One line per criterion: what was asked and whether the purchase met it."""
+        if product.type != self.type:
+            return [f"product type: asked for {self.type}, bought {product.type} (nothing counts)"]
+        lines = [f"{'met' if a in product.attributes else 'missed'}: {a}" for a in self.attributes]
+        for group, value in self.options.items():
+            got = selected.get(group)
+            lines.append(f"{'met' if got == value else 'missed'}: {group} {value}"
+                         + ("" if got == value else f" (selected: {got or 'nothing'})"))
+        ok = product.price <= self.price_max
+        lines.append(f"{'met' if ok else 'missed'}: price ${product.price:.2f} "
+                     f"{'within' if ok else 'over'} ${self.price_max:g}")
+        return lines

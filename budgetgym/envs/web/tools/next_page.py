@@ -1,0 +1,16 @@
+"""next_page: on a results page, show the next ten results."""
+
+from budgetgym.core import Tool, object_schema
+from budgetgym.envs.web.shop import Shop
+
+
+def next_page(shop: Shop) -> None:
+    shop.next_page()
+
+
+TOOL = Tool(
+    name="next_page",
+    description="On a results page, open the next page of results (the same as clicking 'Next >').",
+    parameters=object_schema({}),
+    function=next_page,
+)

@@ -1,0 +1,77 @@
+"""budgetgym in GEM: a ``gem.Env`` (``pip install budgetgym[integrations]``: ``gem-llm``).
+
+GEM's envs are text in, text out, with Gymnasium's five-tuple and ``reset(seed)``; its
+``gem.make_vec`` builds a ``SyncVectorEnv``/``AsyncVectorEnv`` (autoreset on the same step), and its
+wrappers (``EpisodeTrackingWrapper``, the observation wrappers) sit on top. :func:`register_gem`
+registers every id of ``budgetgym.REGISTRY`` with GEM under the same name, so
+``gem.make("budgetgym/FunctionCalling-v0", budget=0.5, reveal="remaining")`` works.
+
+GEM has no system message: the first observation is the system prompt (the family's instructions
+and the tools in text form) followed by the first observation. ``info`` is budgetgym's (``task_id``,
+``turn``, ``max_turns``, ``success``, ``tools`` at reset) with ``info["budget"]`` (the cap; its
+``fraction`` under ``budget_mix``). The task is drawn from the reset seed (``task_ids`` restricts the
+draw); the reward is the env's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+try:
+    import gem
+except ImportError as err:  # pragma: no cover - exercised only without the extra
+    raise ImportError("the GEM adapter needs gem-llm: pip install 'budgetgym[integrations]'") from err
+
+import budgetgym
+from budgetgym.chat import system_prompt
+from budgetgym.core.env import text_env
+from budgetgym.integrations.episode import BudgetSpec
+
+
+class BudgetgymGemEnv(gem.Env):
+    """A budgetgym env as a GEM env (see the module docstring).
+
+    Args:
+        budgetgym_id: a registered budgetgym id (GEM's ``make`` sets ``env_id`` itself).
+        seed: the seed of the first ``reset`` without one (``gem.make_vec`` passes ``seed + index``).
+        budget, budget_mix, reveal: the turn budget (see :class:`~budgetgym.integrations.episode.BudgetSpec`).
+        **env_kwargs: passed to ``gym.make`` (``split``, ``task_ids``, ``reward_mode``, ...).
+    """
+
+    def __init__(self, budgetgym_id: str, seed: int | None = None, budget: int | float | None = None,
+                 budget_mix: Sequence[float] | None = None, reveal: str = "none", **env_kwargs: Any) -> None:
+        super().__init__()
+        spec = BudgetSpec(budget=budget, mix=None if budget_mix is None else tuple(budget_mix), reveal=reveal)
+        self.budgetgym_id = budgetgym_id
+        self.env = spec.make(budgetgym_id, **env_kwargs)
+        self._next_seed = seed
+
+    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is None:
+            seed, self._next_seed = self._next_seed, None
+        observation, info = self.env.reset(seed=seed)
+        base = text_env(self.env)
+        prompt = system_prompt(base.instructions, info["tools"], native=False)
+        return f"{prompt}\n\n{observation}", info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return observation, float(reward), bool(terminated), bool(truncated), info
+
+    def sample_random_action(self) -> str:
+        return self.env.action_space.sample()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def register_gem() -> None:
+    """Register every id of ``budgetgym.REGISTRY`` with GEM, under the same name (idempotent)."""
+    from gem.envs.registration import ENV_REGISTRY
+
+    for entry in budgetgym.REGISTRY:
+        if entry.id not in ENV_REGISTRY:
+            gem.register(entry.id, f"{__name__}:BudgetgymGemEnv", budgetgym_id=entry.id)
+
+
+__all__ = ["BudgetgymGemEnv", "register_gem"]

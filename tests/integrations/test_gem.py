@@ -1,0 +1,66 @@
+"""The GEM adapter, played through GEM's registry, its vector env and its episode-tracking wrapper."""
+
+import math
+
+import pytest
+
+gem = pytest.importorskip("gem", reason="the integrations extra is not installed")
+
+from gem.wrappers.episode_tracking_wrapper import EpisodeTrackingWrapper  # noqa: E402
+
+from budgetgym.chat import system_prompt  # noqa: E402
+from budgetgym.integrations.episode import OracleChatPolicy  # noqa: E402
+from budgetgym.integrations.gem import BudgetgymGemEnv, register_gem  # noqa: E402
+
+
+def test_oracle_solves_at_a_tight_cap_and_is_truncated_one_turn_short(probe):
+    """Two sub-envs of one GEM vector env on the probe task: cap = the oracle's length, and one
+    less. Each plays the oracle (a shadow env fed the actions sent) until it ends."""
+    register_gem()
+    caps = [probe.oracle_turns, probe.oracle_turns - 1]
+    envs = gem.make_vec([probe.env_id] * 2, wrappers=[EpisodeTrackingWrapper],
+                        vec_kwargs=[{"budget": cap, "reveal": "total", "task_ids": [probe.task_id]} for cap in caps])
+    observations, infos = envs.reset(seed=[3, 4])
+    policies = [OracleChatPolicy(probe.env_id, probe.task_id, seed) for seed in (3, 4)]
+    for observation, info, cap in zip(observations, infos, caps):
+        assert info["task_id"] == probe.task_id and info["budget"]["max_turns"] == cap
+        # GEM has no system message: the prompt opens the first observation.
+        assert observation.startswith(system_prompt(envs.envs[0].unwrapped.env.unwrapped.instructions,
+                                                    info["tools"], native=False))
+        assert observation.endswith(f"[Turn budget: you have {cap} turns in total.]")
+    actions = [[], []]
+    outcome = {}
+    while len(outcome) < 2:
+        active = {i: policies[i].next_action(actions[i]) for i in range(2) if i not in outcome}
+        for i, action in active.items():
+            actions[i].append(action)
+        _, rewards, terminated, truncated, step_infos = envs.step(active)
+        for position, i in enumerate(active):
+            if terminated[position] or truncated[position]:
+                outcome[i] = (float(rewards[position]), bool(terminated[position]), bool(truncated[position]),
+                              len(actions[i]))
+    assert outcome[0] == (1.0, True, False, probe.oracle_turns)
+    assert outcome[1] == (0.0, False, True, probe.oracle_turns - 1)
+    for env in envs.envs:  # GEM's vector envs have no close() of their own
+        env.close()
+    for policy in policies:
+        policy.close()
+
+
+def test_budget_mix_and_seeded_task_draw(probe):
+    fractions = (0.25, 0.5, 1.0)
+    env = BudgetgymGemEnv(probe.env_id, budget_mix=fractions, split=probe.split)
+    for seed in range(4):
+        _, info = env.reset(seed=seed)
+        budget = info["budget"]
+        assert budget["fraction"] in fractions
+        assert budget["max_turns"] == max(1, math.ceil(budget["fraction"] * info["max_turns"]))
+        again = env.reset(seed=seed)[1]
+        assert again["budget"] == budget and again["task_id"] == info["task_id"]
+    env.close()
+
+
+def test_the_constructor_seed_serves_the_first_reset():
+    first = BudgetgymGemEnv("budgetgym/FunctionCalling-v0", seed=11, split="test")
+    other = BudgetgymGemEnv("budgetgym/FunctionCalling-v0", split="test")
+    assert first.reset()[0] == other.reset(seed=11)[0]
