@@ -159,6 +159,8 @@ class CodingEnv(TextEnv):
             return Outcome(observation, solved=solved, failed=not solved, progress=progress)
         if self._turn + 1 >= self.task.max_turns:
             solved, report = ws.grade()
+            if solved:
+                ws.verdict = (True, report)
             observation += f"\n\n[The turn budget is spent: the repository was graded as submitted. {report}]"
             return Outcome(observation, solved=solved, progress=progress)
         return Outcome(observation, progress=progress)
@@ -220,7 +222,19 @@ class CodingEnv(TextEnv):
         ws = Workspace(self.sandbox, task.data, initial, original, self.output_limit)
         ws.sync()
         ws.searched, ws.viewed, ws.tested = state["searched"], state["viewed"], state["tested"]
+        ws.measured = float(state.get("progress", 0.0))
+        if state.get("verdict") is not None:
+            ws.verdict = (state["verdict"], "")
+        self._status_known = "progress" in state
         self.ws = ws
+
+    def _state_status(self) -> tuple[bool, bool, float] | None:
+        """(solved, failed, progress) as the restored workspace state says; None for snapshots made
+        before the state carried them."""
+        if not getattr(self, "_status_known", False):
+            return None
+        verdict = None if self.ws.verdict is None else self.ws.verdict[0]
+        return verdict is True, verdict is False, self.ws.measured
 
     def state_key(self) -> str:
         digest = hashlib.sha256()
