@@ -26,7 +26,7 @@ REGISTRY: tuple[EnvEntry, ...] = (
              "Multi-turn user requests served through stateful tools: files, messaging, calendar, banking"),
     EnvEntry("budgetgym/Coding-v0", "budgetgym.envs.coding:CodingEnv", "coding",
              "Fix an injected bug in a small Python library from an issue report, in a sandbox (local or Docker)"),
-    EnvEntry("budgetgym/SWEBench-v0", "budgetgym.envs.swebench:SWEBenchEnv", "swebench",
+    EnvEntry("budgetgym/SWEBench-v0", "budgetgym.envs.coding.swebench:SWEBenchEnv", "swebench",
              "SWE-bench instances from a local file, run in their Docker images, graded by the swebench package",
              adapter=True),
     EnvEntry("budgetgym/BFCL-v0", "budgetgym.envs.bfcl:BFCLEnv", "bfcl",

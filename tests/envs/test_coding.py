@@ -137,7 +137,7 @@ def test_corrupt_state_is_refused_before_anything_changes(env):
                   {"files": {}}):
         with pytest.raises(SnapshotError):
             env.reset(options={"snapshot": {**snap, "state": state}})
-        assert base.ws.files == files
+        assert base.ws.files == files and base.sandbox.files() == files  # the running workspace itself
 
 
 def test_a_sandbox_that_dies_is_rebuilt_with_nothing_lost(env):

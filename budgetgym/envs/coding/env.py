@@ -121,6 +121,7 @@ class CodingEnv(TextEnv):
         options = dict(sandbox_options or {})
         if backend == "local":
             options.setdefault("allow_unsandboxed", allow_unsandboxed)
+        self._sandbox_args = (backend, {"limits": limits, **options})
         self.sandbox = make_sandbox(backend, limits=limits, **options)
         self.output_limit = output_limit
         self.ws: Workspace | None = None
@@ -145,7 +146,7 @@ class CodingEnv(TextEnv):
             except ToolError as err:
                 text = f"Error: {err}"
             except SandboxDied as err:
-                text = self._rebuild(err)
+                text = self._revive_sandbox(err)
                 parts.append(text)
                 break
             parts.append(text)
@@ -158,11 +159,13 @@ class CodingEnv(TextEnv):
             return Outcome(observation, solved=solved, failed=not solved, progress=progress)
         if self._turn + 1 >= self.task.max_turns:
             solved, report = ws.grade()
+            if solved:
+                ws.verdict = (True, report)
             observation += f"\n\n[The turn budget is spent: the repository was graded as submitted. {report}]"
             return Outcome(observation, solved=solved, progress=progress)
         return Outcome(observation, progress=progress)
 
-    def _rebuild(self, err: Exception) -> str:
+    def _revive_sandbox(self, err: Exception) -> str:
         """A sandbox that died mid-action is rebuilt with the files it had before the action."""
         ws = self.ws
         self.sandbox.revive()
@@ -173,6 +176,36 @@ class CodingEnv(TextEnv):
 
     def _teardown(self) -> None:
         self.sandbox.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep copy: everything but the sandbox, plus the workspace's state; the copy
+        gets a sandbox of its own holding the same files (an independent episode, same future)."""
+        state = self.__dict__.copy()
+        state["sandbox"] = None
+        state["ws"] = None
+        state["_copied_workspace"] = None if self.ws is None else self.ws.state()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        copied = state.pop("_copied_workspace", None)
+        self.__dict__.update(state)
+        backend, options = self._sandbox_args
+        self.sandbox = make_sandbox(backend, **options)
+        if copied is not None and self.task is not None:
+            initial, original = task_files(self.task.data)
+            self.sandbox.load(Workspace.files_from_state(initial, copied))
+            ws = Workspace(self.sandbox, self.task.data, initial, original, self.output_limit)
+            ws.sync()
+            ws.searched, ws.viewed, ws.tested = copied["searched"], copied["viewed"], copied["tested"]
+            self.ws = ws
+
+    def _sibling(self) -> "CodingEnv":
+        """A restore rebuilds the episode in a sandbox of its own: the running episode's workspace is
+        untouched until the restore has succeeded (then the old sandbox is released when dropped)."""
+        sibling = super()._sibling()
+        backend, options = self._sandbox_args
+        sibling.sandbox = make_sandbox(backend, **options)
+        return sibling
 
     # ------------------------------------------------------------------ snapshots
 
@@ -189,7 +222,19 @@ class CodingEnv(TextEnv):
         ws = Workspace(self.sandbox, task.data, initial, original, self.output_limit)
         ws.sync()
         ws.searched, ws.viewed, ws.tested = state["searched"], state["viewed"], state["tested"]
+        ws.measured = float(state.get("progress", 0.0))
+        if state.get("verdict") is not None:
+            ws.verdict = (state["verdict"], "")
+        self._status_known = "progress" in state
         self.ws = ws
+
+    def _state_status(self) -> tuple[bool, bool, float] | None:
+        """(solved, failed, progress) as the restored workspace state says; None for snapshots made
+        before the state carried them."""
+        if not getattr(self, "_status_known", False):
+            return None
+        verdict = None if self.ws.verdict is None else self.ws.verdict[0]
+        return verdict is True, verdict is False, self.ws.measured
 
     def state_key(self) -> str:
         digest = hashlib.sha256()

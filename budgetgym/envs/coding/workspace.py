@@ -47,6 +47,7 @@ class Workspace:
         self.searched = self.viewed = self.tested = False
         self.verdict: tuple[bool, str] | None = None  # set by submit: (solved, report)
         self._last_run: tuple[dict[str, bytes], dict[str, str]] | None = None
+        self.measured = 0.0  # the progress the last test run measured (kept in the state)
         self.progress: float | None = None            # set by run_tests
 
     # ------------------------------------------------------------------ files, for the tools
@@ -139,7 +140,7 @@ class Workspace:
             share = passing(statuses, self.task["fail_to_pass"])
         else:  # the workspace's tests were changed: measure on fresh copies, as grading does
             share = passing(self._grade_statuses(), self.task["fail_to_pass"])
-        self.progress = share / len(self.task["fail_to_pass"])
+        self.progress = self.measured = share / len(self.task["fail_to_pass"])
         self.tested = True
         return normalise(result.shown(self.output_limit))
 
@@ -192,13 +193,22 @@ class Workspace:
             "binary": dict(sorted(binary.items())),
             "deleted": sorted(p for p in self.initial if p not in self.files),
             "searched": self.searched, "viewed": self.viewed, "tested": self.tested,
+            "progress": self.measured, "verdict": None if self.verdict is None else self.verdict[0],
+            "file_count": len(self.files),
         }
 
     @staticmethod
     def files_from_state(initial: Mapping[str, bytes], state: Mapping[str, Any]) -> dict[str, bytes]:
         """The workspace a state describes; raises ValueError for anything malformed (before any change)."""
-        if not isinstance(state, Mapping) or set(state) != {"files", "binary", "deleted", "searched", "viewed", "tested"}:
-            raise ValueError("the coding state needs exactly files, binary, deleted, searched, viewed, tested")
+        required = {"files", "binary", "deleted", "searched", "viewed", "tested"}
+        if not isinstance(state, Mapping) or not required <= set(state) <= required | {"progress", "verdict", "file_count"}:
+            raise ValueError("the coding state needs files, binary, deleted, searched, viewed, tested "
+                             "(and optionally progress, verdict, file_count), nothing else")
+        progress = state.get("progress", 0.0)
+        if isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0.0 <= progress <= 1.0:
+            raise ValueError("progress must be a number in [0, 1]")
+        if state.get("verdict") not in (None, True, False):
+            raise ValueError("verdict must be null or a boolean")
         if not all(isinstance(state[k], bool) for k in ("searched", "viewed", "tested")):
             raise ValueError("searched, viewed and tested must be booleans")
         files, binary, deleted = state["files"], state["binary"], state["deleted"]
@@ -216,6 +226,9 @@ class Workspace:
                 result[_checked(path)] = bytes.fromhex(content)
             except ValueError:
                 raise ValueError(f"binary content of {path} is not hex") from None
+        count = state.get("file_count", len(result))
+        if isinstance(count, bool) or not isinstance(count, int) or count != len(result):
+            raise ValueError(f"file_count {count!r} does not match the {len(result)} files the state describes")
         return result
 
 

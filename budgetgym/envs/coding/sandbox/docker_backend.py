@@ -236,6 +236,11 @@ def reap(client) -> int:
     return removed
 
 
+def _remove_soon(container) -> None:
+    """Remove in a (non-daemon) thread: dropping a sandbox does not wait for the engine."""
+    threading.Thread(target=_remove, args=(container,)).start()
+
+
 def _remove(container) -> None:
     try:
         container.remove(force=True)
@@ -287,7 +292,7 @@ class DockerSandbox(Sandbox):
         if self._finalizer is not None:
             self._finalizer.detach()
         self.container = container
-        self._finalizer = weakref.finalize(self, _remove, container)
+        self._finalizer = weakref.finalize(self, _remove_soon, container)
 
     def alive(self) -> bool:
         if self._closed or self.container is None:

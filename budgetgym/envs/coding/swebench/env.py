@@ -48,7 +48,7 @@ from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEn
 from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxPathError
 from budgetgym.envs.coding.sandbox.base import relative_path
 from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
-from budgetgym.envs.swebench.instances import load_instances, task_record, workdir_of
+from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
 
 TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
 INSTALL = "SWEBench-v0 needs the swebench package: pip install 'budgetgym[swebench]'"
@@ -226,8 +226,8 @@ class SWEBenchEnv(TextEnv):
         from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
 
         instance = task["instance"]
-        if self.sandbox is not None:
-            self.sandbox.close()
+        # The previous sandbox is not closed here: a restore runs on a sibling that shares it until
+        # it succeeds; a dropped sandbox removes its container when it is collected.
         self.sandbox = DockerSandbox(limits=self.limits, image=instance["image"], client=self.client,
                                      workdir=workdir_of(instance), user=instance.get("user", "root"),
                                      pool_size=self.pool_size)
