@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.budgetgym-installed
 
-.PHONY: setup test demo bench clean browser
+.PHONY: setup test demo bench study clean browser coding-deps
 
 # The web family's browser tests (Web-v0 over HTTP, MiniWoB-v0) drive Debian's chromium and its driver.
 # Installed when run as root and missing; elsewhere those tests say what to install and skip.
@@ -22,6 +22,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
+	# TextWorld's Jericho engine is built from source: it needs a C compiler and make.
+	@if [ "$$(id -u)" = 0 ] && ! { command -v gcc && command -v make; } >/dev/null 2>&1; then \
+		apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 build-essential; fi
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.
@@ -30,11 +33,25 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 setup: $(STAMP)
 
-test: setup browser
+# The coding family's sandboxes, as root: bubblewrap, a Docker engine (started when not running) and
+# the locally built test image (debootstrap + docker import, once; skipped when it exists).
+coding-deps: setup
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=""; for p in bubblewrap docker.io debootstrap; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 $$missing; fi; \
+	  if ! docker info >/dev/null 2>&1; then (dockerd >/var/log/budgetgym-dockerd.log 2>&1 &); \
+	    for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; fi; \
+	  $(BIN)/python -m budgetgym.envs.coding.image || echo "WARNING: the coding image did not build: its tests will skip, saying why"; \
+	else echo "not root: the coding tests use whatever bubblewrap and Docker engine are already here"; fi
+
+test: setup browser coding-deps
 	$(BIN)/python -m pytest -q
 
 demo: setup
 	$(BIN)/budgetgym eval --agent noisy-oracle --out runs/demo
+
+study: setup
+	$(BIN)/budgetgym study --out runs/study
 
 bench: setup
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

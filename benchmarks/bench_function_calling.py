@@ -1,17 +1,26 @@
 """Speed of budgetgym/FunctionCalling-v0, and of BFCL's own executor on the same kind of calls.
 
-Prints one JSON object. All figures come from one run in one process:
+Prints one JSON object. All figures come from one run in one process (but making the env, which
+is timed in fresh processes):
 
+* step: the least a function-calling text env does in a step (the floor: ``json.loads`` of the
+  action, a message taken as it is, a dict update, the observation as JSON text and Gymnasium's
+  5-tuple) beside the env's step on the same actions, in CPU time of this process, batches of the
+  two alternating; ``step_to_floor`` is the env's over the floor's (the target is at most 3);
 * rollouts: the oracle's solution of every shipped task, recorded once, then replayed (reset plus
   every step) on the bare env and through ``gym.make``'s wrappers; and live, asking the oracle
   before each step;
-* latencies (microseconds): reset, snapshot, restore of every curated failure state by the fast
-  path (the backend state) and by replay, scoring one user turn, and, within a step, the shared
-  parser and the JSON Schema validation it runs on every call;
+* latencies (microseconds of CPU time, each the best of a few batches): reset, snapshot, restore of every curated failure state by the fast
+  path (the backend state) and by replay, scoring one user turn, the oracle's next action (and
+  how it grows with the calls already made in the user turn: it should not), and, within a step,
+  the shared parser and the JSON Schema validation it runs on every call;
+* make_env_ms: ``gym.make`` in a fresh process that has imported budgetgym and Gymnasium (the
+  family's modules, its tasks and tools are loaded then), and again in a process that has one;
 * backend_only: the same tool calls run straight on fresh backends, without parser or env;
 * bfcl: BFCL's ground-truth calls for every multi_turn_base entry replayed through
   ``bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils.execute_multi_turn_func_call`` (fresh
-  backend instances per entry, as an evaluation does), and our replay's speed as a ratio of it.
+  backend instances per entry, as an evaluation does), and our replay's speed as a ratio of it
+  (``bench_bfcl.py`` measures the BFCL-v0 env itself against BFCL's executor and checker).
 
     python benchmarks/bench_function_calling.py [--repeats 5]
 """
@@ -20,8 +29,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from typing import Any, Callable
 
@@ -38,15 +50,15 @@ ENV_ID = "budgetgym/FunctionCalling-v0"
 
 
 def _per_call_us(samples: list[Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Mean and median microseconds of each sample function, over ``repeats`` passes."""
-    times = []
-    for _ in range(repeats):
+    """Microseconds of CPU time per sample function: each pass over the samples is timed as one
+    batch (a clock read costs about as much as a short call), the best pass is reported."""
+    clock, passes = time.process_time, []
+    for _ in range(max(1, repeats)):
+        start = clock()
         for sample in samples:
-            start = time.perf_counter()
             sample()
-            times.append(time.perf_counter() - start)
-    return {"mean_us": round(statistics.fmean(times) * 1e6, 2), "median_us": round(statistics.median(times) * 1e6, 2),
-            "n": len(times)}
+        passes.append((clock() - start) / len(samples))
+    return {"us": round(min(passes) * 1e6, 2), "n": len(samples), "passes": len(passes)}
 
 
 def record_oracle(env: FunctionCallingEnv) -> list[list[str]]:
@@ -73,18 +85,121 @@ def replay_rate(env: gym.Env, solutions: list[list[str]], repeats: int) -> dict[
     return {"steps": steps, "seconds": round(elapsed, 4), "steps_per_s": round(steps / elapsed)}
 
 
-def step_latency(env: FunctionCallingEnv, solutions: list[list[str]], repeats: int) -> dict[str, dict[str, float]]:
-    """Microseconds per step, for steps that call tools and for messages that answer a user turn."""
-    times: dict[str, list[float]] = {"tool_call_step": [], "answer_step": []}
-    for _ in range(repeats):
+def floor_step(action: str, state: dict[str, Any], turn: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    """The least a function-calling text env does in a step: read the action (JSON; a message as it
+    is), update the state dict, write the observation (a JSON result) and return the 5-tuple."""
+    value = json.loads(action) if action[:1] in "{[" else action
+    state[turn] = value
+    observation = json.dumps({"ok": True, "turn": turn, "fields": len(state)})
+    return observation, 0.0, False, False, {"turn": turn, "action_valid": True}
+
+
+def step_vs_floor(env: FunctionCallingEnv, solutions: list[list[str]], rounds: int) -> dict[str, Any]:
+    """CPU time (``time.process_time``: on a shared machine, wall time counts others' turns) of a
+    step, from batches: every task's resets and steps, less its resets alone; and of the floor on
+    the same actions. The three batches alternate within each round."""
+    clock = time.process_time
+    steps = sum(map(len, solutions))
+    step_us, floor_us = [], []
+    for _ in range(rounds):
+        start = clock()
+        for index in range(len(solutions)):
+            env.reset(options={"task_index": index})
+        resets = clock() - start
+        start = clock()
         for index, actions in enumerate(solutions):
             env.reset(options={"task_index": index})
             for action in actions:
-                start = time.perf_counter()
                 env.step(action)
-                times["answer_step" if not action.startswith("{") else "tool_call_step"].append(time.perf_counter() - start)
-    return {kind: {"mean_us": round(statistics.fmean(t) * 1e6, 2), "median_us": round(statistics.median(t) * 1e6, 2),
-                   "n": len(t)} for kind, t in times.items()}
+        played = clock() - start
+        start = clock()
+        for actions in solutions:
+            state: dict[str, Any] = {}
+            for turn, action in enumerate(actions):
+                floor_step(action, state, turn)
+        floor_us.append((clock() - start) / steps * 1e6)
+        step_us.append((played - resets) / steps * 1e6)
+    ratios = [s / f for s, f in zip(step_us, floor_us)]
+    return {"step_us": round(min(step_us), 2), "floor_us": round(min(floor_us), 2),
+            "step_to_floor": round(min(step_us) / min(floor_us), 2),
+            "step_to_floor_median_of_rounds": round(statistics.median(ratios), 2),
+            "steps": steps, "rounds": rounds, "clock": "process_time"}
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    return {"mean_us": round(statistics.fmean(times) * 1e6, 2), "median_us": round(statistics.median(times) * 1e6, 2),
+            "n": len(times)}
+
+
+def step_latency(env: FunctionCallingEnv, solutions: list[list[str]], repeats: int) -> dict[str, Any]:
+    """Wall-clock microseconds per step, for steps that call tools and for messages that answer a
+    user turn, each step timed right after the floor on the same action."""
+    times: dict[str, list[float]] = {"tool_call_step": [], "answer_step": []}
+    floors: dict[str, list[float]] = {"tool_call_step": [], "answer_step": []}
+    clock = time.perf_counter
+    for _ in range(repeats):
+        for index, actions in enumerate(solutions):
+            env.reset(options={"task_index": index})
+            state: dict[str, Any] = {}
+            for turn, action in enumerate(actions):
+                kind = "answer_step" if not action.startswith("{") else "tool_call_step"
+                start = clock()
+                floor_step(action, state, turn)
+                middle = clock()
+                env.step(action)
+                end = clock()
+                floors[kind].append(middle - start)
+                times[kind].append(end - middle)
+    result: dict[str, Any] = {kind: _stats(t) for kind, t in times.items()}
+    result["floor"] = {kind: _stats(t) for kind, t in floors.items()}
+    return result
+
+
+def oracle_latency(env: FunctionCallingEnv, repeats: int) -> dict[str, Any]:
+    """``oracle_action()`` at each step of every task, and on one user turn whose lookups are not
+    made yet, after 0, 32 and 64 other calls in the turn (constant time: no scan of the calls)."""
+    samples = []
+    for index in range(len(env.tasks)):
+        env.reset(options={"task_index": index})
+        while (action := env.oracle_action()) is not None:
+            start = time.perf_counter()
+            env.oracle_action()
+            samples.append(time.perf_counter() - start)
+            env.step(action)
+    result: dict[str, Any] = {"every_step_wall": _stats(samples)}
+    index = next(i for i, task in enumerate(env.tasks)
+                 if task["domain"] == "filesystem" and task["turns"][0]["lookups"] and task.max_turns >= 3
+                 and "list_directory" in task["tools"])
+    growth = {}
+    for made in (0, 32, 64):
+        env.reset(options={"task_index": index})
+        folder = env.task["initial_state"]["cwd"]
+        for _ in range(made // 32):
+            env.step(json.dumps([{"name": "list_directory", "arguments": {"path": folder, "show_hidden": bool(i % 2)}}
+                                 for i in range(32)]))
+        growth[f"after_{made}_calls_us"] = _per_call_us([env.oracle_action] * 500, repeats)["us"]
+    result["growth_with_calls_in_turn"] = growth
+    result["ratio_64_to_0"] = round(growth["after_64_calls_us"] / growth["after_0_calls_us"], 2)
+    return result
+
+
+def make_env_ms(processes: int) -> dict[str, float]:
+    """CPU milliseconds of ``gym.make`` in fresh processes (imports of budgetgym and Gymnasium done
+    before the clock; bytecode caching on, as in any install), and of a second make in the same process."""
+    code = ("import time, budgetgym, gymnasium as gym\n"
+            "start = time.process_time(); env = gym.make(%r); first = time.process_time() - start\n"
+            "start = time.process_time(); gym.make(%r); again = time.process_time() - start\n"
+            "env.reset(seed=0); print(first * 1e3, again * 1e3)" % (ENV_ID, ENV_ID))
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    firsts, agains = [], []
+    for run in range(processes + 1):  # the first run writes the bytecode caches
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environ)
+        first, again = map(float, out.stdout.split())
+        if run:
+            firsts.append(first)
+            agains.append(again)
+    return {"fresh_process_median_ms": round(statistics.median(firsts), 1), "fresh_process_min_ms": round(min(firsts), 1),
+            "same_process_median_ms": round(statistics.median(agains), 2), "processes": processes}
 
 
 def live_oracle_rate(env: FunctionCallingEnv, repeats: int) -> dict[str, float]:
@@ -203,18 +318,31 @@ def main() -> None:
             "live_oracle_bare_env": live_oracle_rate(bare, args.repeats),
         },
         "backend_only": backend_rate(bare, solutions, args.repeats),
+        "step": step_vs_floor(bare, solutions, max(3, args.repeats)),
+        "make_env_ms": make_env_ms(5),
         "latency": {
             "reset": _per_call_us(resets, args.repeats),
             "snapshot": _per_call_us([lambda: bare.snapshot()], 2000),
             "restore_fast": _per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in snapshots], args.repeats),
             "restore_replay": _per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in replayed], 1),
             **step_latency(bare, solutions, args.repeats),
+            "oracle_action": oracle_latency(bare, args.repeats),
             "score_user_turn": _per_call_us(scoring_samples(bare, solutions), args.repeats),
             "parse_action": _per_call_us(parse, args.repeats),
             "schema_validation_per_call": _per_call_us(validate, args.repeats),
         },
         "bfcl_executor": bfcl_rate(max(1, args.repeats // 2)),
-        "targets": {"steps_per_s": 30000, "reset_us": 200, "restore_us": 200, "score_user_turn_us": 1000},
+    }
+    step = result["step"]
+    latency = result["latency"]
+    result["targets"] = {
+        "step_to_floor_at_most": {"target": 3.0, "measured": step["step_to_floor"],
+                                  "measured_median_of_rounds": step["step_to_floor_median_of_rounds"]},
+        "reset_us_under": {"target": 25, "measured": latency["reset"]["us"]},
+        "make_env_cpu_ms_under": {"target": 50, "measured_median": result["make_env_ms"]["fresh_process_median_ms"]},
+        "oracle_action_64_to_0_calls_about": {"target": 1.0, "measured": latency["oracle_action"]["ratio_64_to_0"]},
+        "restore_us_under": {"target": 200, "measured": latency["restore_fast"]["us"]},
+        "score_user_turn_us_under": {"target": 1000, "measured": latency["score_user_turn"]["us"]},
     }
     bfcl = result["bfcl_executor"]
     if "calls_per_s" in bfcl:

@@ -13,12 +13,19 @@ import gymnasium as gym
 
 from budgetgym.core.env import text_env
 import budgetgym
+from budgetgym.eval.cli import EXIT_INTERRUPTED, EXIT_USAGE, Formatter, check_env_id
 from budgetgym.eval.cli import add_commands as add_eval_commands
 from budgetgym.wrappers import REVEAL_MODES, parse_budget
 
+DESCRIPTION = ("Gymnasium environments for multi-turn LLM agents under turn budgets: list the environments, play one "
+               "in the terminal, run Pass@(K,T) sweeps and probes, and report on them.")
+PLAY_HELP = (":help this help, :tools the tools and their call forms, :hint the oracle's next action, :quit to "
+             "end (or Ctrl-D). An empty line costs no turn.")
 
-def budget_argument(text: str) -> int | float:
-    """An argparse type: ``"8"`` is an absolute cap, ``"0.5"`` a share of the full budget."""
+
+def budget_argument(text: str) -> int | float | str:
+    """An argparse type: ``"8"`` is an absolute cap, ``"0.5"`` a share of the full budget, ``"1.5x"``
+    a multiple of the task's shortest solution."""
     try:
         return parse_budget(text)
     except ValueError as err:
@@ -64,16 +71,32 @@ def cmd_play(args: argparse.Namespace) -> int:
     for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=errors)
-    env = budgetgym.make(args.env_id, budget=args.budget, reveal=args.reveal,
+    env_id = check_env_id(args.env_id)
+    env = budgetgym.make(env_id, budget=args.budget, reveal=args.reveal,
                          inject_errors=True if args.inject_errors else None,
                          **({"split": args.split} if args.split else {}))
+    try:
+        return _play(env, args)
+    except KeyboardInterrupt:
+        print("\n[interrupted]")
+        return EXIT_INTERRUPTED
+    finally:
+        env.close()
+
+
+def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
+    base = text_env(env)
     options = {"task_id": args.task} if args.task else None
     observation, info = env.reset(seed=args.seed, options=options)
     budget = info.get("budget", {"max_turns": info["max_turns"], "used": info["turn"]})
-    print(f"Task {info['task_id']}: {budget['max_turns']} turns (full budget {info['max_turns']}). "
-          "Type an action; ':tools' lists the tools, ':hint' shows the oracle's next action, ':quit' ends.")
+    print(f"Task {info['task_id']}: {budget['max_turns']} turns (full budget {info['max_turns']}). Type an action. "
+          + PLAY_HELP)
+    if getattr(base, "accepts_messages", False):
+        print("Plain text (no tool call) is a message to the user: it ends your part of the current user turn.")
     if "injected_error" in info:
-        print(f"[Injected failure: {info['injected_error']['kind']}: {info['injected_error']['description']}]")
+        injected = info["injected_error"]
+        print(f"[Injected failure at turn {injected['step'] + 1 if injected['step'] is not None else '?'}: "
+              f"{injected['kind']}: {injected['description']}. The episode so far:]")
     print(observation)
     while True:
         used = info.get("budget", {}).get("used", info["turn"])
@@ -82,21 +105,51 @@ def cmd_play(args: argparse.Namespace) -> int:
         except EOFError:
             print()
             return 0
-        if line.strip() == ":quit":
+        command = line.strip()
+        if not command:
+            continue  # an empty line costs no turn
+        if command == ":quit":
             return 0
-        if line.strip() == ":tools":
-            for tool in text_env(env).tools.values():
+        if command == ":help":
+            print("  " + PLAY_HELP)
+            continue
+        if command == ":tools":
+            for tool in base.tools.values():
                 print(f"  {tool.signature()}  {tool.description}")
             continue
-        if line.strip() == ":hint":
-            print(f"  oracle: {text_env(env).oracle_action()}")
+        if command == ":hint":
+            print(f"  oracle: {base.oracle_action()}")
+            continue
+        if command.startswith(":"):
+            print(f"  unknown command {command!r}. {PLAY_HELP}")
+            continue
+        if command in base.tools:
+            # A bare tool name is almost surely a call without its arguments, not a message to the user.
+            tool = base.tools[command]
+            print(f"  {command} is a tool: call it as {tool.signature()}  ({tool.description}); no turn was spent")
             continue
         observation, reward, terminated, truncated, info = env.step(line)
         print(observation)
         if terminated or truncated:
-            outcome = "solved" if info["success"] else ("out of turns" if truncated else "ended")
-            print(f"[{outcome}: reward {reward}, {info['turn']} turns, progress {info['progress']:.2f}]")
+            outcome = "solved" if info.get("success") else ("out of turns" if truncated else "ended")
+            print(f"[{outcome}: reward {reward}, {info.get('turn', used + 1)} turns, "
+                  f"progress {info.get('progress', 0.0):.2f}]")
             return 0
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    """Train a small policy from one base at the full budget and under BudgetMix, then measure the
+    three on the test split (Pass@(K,T) under announced and unannounced caps, action quality at
+    matched states, recovery from failure states) and write report.md. Resumable: run it again
+    with the same options to finish an interrupted study."""
+    from dataclasses import replace
+
+    from budgetgym.train.study import StudyConfig, run_study
+
+    config = StudyConfig.quick(args.env) if args.quick else StudyConfig(env_id=args.env)
+    config = replace(config, seed=args.seed, **({"iterations": args.iterations} if args.iterations else {}))
+    run_study(args.out, config)
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -116,22 +169,29 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="budgetgym", description=__doc__)
+    parser = argparse.ArgumentParser(prog="budgetgym", description=DESCRIPTION, formatter_class=Formatter)
     parser.add_argument("--version", action="version", version=f"budgetgym {budgetgym.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    listing = commands.add_parser("list", help="the registered environments, their tasks and full budgets")
+    listing = commands.add_parser("list", help="the registered environments, their tasks and full budgets",
+                                  description="The registered environments, their tasks and full budgets.",
+                                  formatter_class=Formatter)
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
     listing.set_defaults(func=cmd_list)
 
-    play = commands.add_parser("play", help="play an environment in the terminal")
-    play.add_argument("env_id", help="e.g. budgetgym/FunctionCalling-v0")
-    play.add_argument("--budget", type=budget_argument, default=None, help="turn cap: an int, or a share in (0, 1]")
-    play.add_argument("--reveal", choices=REVEAL_MODES, default="remaining")
+    play = commands.add_parser("play", help="play an environment in the terminal",
+                               description="Play an environment in the terminal, with the budget shown. " + PLAY_HELP,
+                               formatter_class=Formatter)
+    play.add_argument("env_id", help="e.g. budgetgym/FunctionCalling-v0 (`budgetgym list` shows every id)")
+    play.add_argument("--budget", type=budget_argument, default=None,
+                      help="turn cap: turns (8), a share of the full budget (0.5) or a multiple of the shortest "
+                           "solution (1.5x) (default: the full budget)")
+    play.add_argument("--reveal", choices=REVEAL_MODES, default="remaining", help="what you are told of the cap")
     play.add_argument("--task", default=None, help="a task id (default: drawn with --seed)")
-    play.add_argument("--split", default=None)
-    play.add_argument("--seed", type=int, default=None)
-    play.add_argument("--inject-errors", action="store_true", help="start from a curated failure state")
+    play.add_argument("--split", default=None, help="draw the task from this split (default: any)")
+    play.add_argument("--seed", type=int, default=None, help="the episode's seed (default: random)")
+    play.add_argument("--inject-errors", action="store_true",
+                      help="start from a curated failure state (the episode so far is shown)")
     play.set_defaults(func=cmd_play)
 
     serve = commands.add_parser("serve", help="serve a family over HTTP (web: the shop as HTML for browser agents)")
@@ -155,17 +215,33 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--limit", type=int, default=None, help="the first N tasks only")
     export.set_defaults(func=cmd_export)
 
+    study = commands.add_parser("study", help="the study in miniature: train full-budget vs BudgetMix, measure, report",
+                                description=cmd_study.__doc__, formatter_class=Formatter)
+    study.add_argument("--env", default="budgetgym/Navigation-v0", help="the env to train and measure on (default: %(default)s)")
+    study.add_argument("--out", default="runs/study", help="folder for checkpoints, episodes and report.md (default: %(default)s)")
+    study.add_argument("--iterations", type=int, default=None, help="training iterations per regime (default: the study's)")
+    study.add_argument("--seed", type=int, default=0, help="the seed of training and evaluation (default: %(default)s)")
+    study.add_argument("--quick", action="store_true", help="a seconds-long version, to try the pipeline")
+    study.set_defaults(func=cmd_study)
+
     add_eval_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 a failure while running, 2 a usage error, 130 interrupted."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, KeyError, ImportError, gym.error.Error) as err:
-        print(f"budgetgym: error: {err}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print("\nbudgetgym: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyError as err:
+        print(f"budgetgym: error: {err.args[0] if err.args else err}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, ImportError, gym.error.Error) as err:
+        print(f"budgetgym: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
 def make(
     env_id: str,
     *,
-    budget: int | float | None = None,
+    budget: int | float | str | None = None,
     reveal: str = "none",
-    budget_mix: Sequence[float] | None = None,
+    budget_mix: Sequence[float | str] | None = None,
     inject_errors: bool | Iterable[str] | None = None,
     **env_kwargs: Any,
 ) -> gym.Env[str, str]:
@@ -22,8 +22,8 @@ def make(
 
     Args:
         env_id: a registered id, e.g. ``"budgetgym/FunctionCalling-v0"``.
-        budget: a turn cap (``TurnBudget``): an int, or a float in (0, 1] as a share of each task's
-            full budget. None: the full budget.
+        budget: a turn cap (``TurnBudget``): an int, a float in (0, 1] as a share of each task's
+            full budget, or ``"1.5x"``, a multiple of the task's shortest solution. None: the full budget.
         reveal: what the agent is told of the cap: ``"none"``, ``"total"`` or ``"remaining"``.
         budget_mix: fractions for ``BudgetMix`` (a cap drawn at every reset); excludes ``budget``.
         inject_errors: True for ``ErrorInjection`` over every curated failure kind, or the kinds.

@@ -129,7 +129,10 @@ def test_round_trip_property(arguments, form):
     if form == "json":
         text = json.dumps({"name": "free", "arguments": arguments})
     elif form == "tool_call":
-        text = f"<tool_call>{json.dumps({'name': 'free', 'arguments': arguments})}</tool_call>"
+        # A block ends at its first closing tag and may not hold an opening one, as Hermes-format
+        # parsers read it: a tag inside a JSON string travels escaped (JSON's \u003c is "<").
+        body = json.dumps({"name": "free", "arguments": arguments}).replace("<", "\\u003c")
+        text = f"<tool_call>{body}</tool_call>"
     else:
         text = "free(" + ", ".join(f"{k}={v!r}" for k, v in arguments.items()) + ")"
         if any(keyword in arguments for keyword in ("if", "in", "is", "or", "and", "not", "for", "def", "as")):
@@ -246,6 +249,110 @@ def test_numbers_beyond_any_tool_are_refused_not_raised(text, match):
 def test_sixty_four_digit_integers_still_parse():
     big = int("9" * 64)
     assert parse_action(json.dumps({"name": "tag", "arguments": {"items": [big, -big]}}), TOOLS).calls[0].arguments == {"items": [big, -big]}
+
+
+# ---------------------------------------------------------------------------- the fast JSON path
+
+JSON_TEXTS = [
+    '{"name": "mv", "arguments": {"source": "a.txt", "destination": "b/"}}',
+    '[{"name": "ls", "arguments": {}}, {"name": "mv", "arguments": {"source": "a", "destination": "b"}}]',
+    '{"name": "mv", "arguments": {"source": "a\x7f", "destination": "b"}}',  # DEL: the full path's message
+    '{"name": "mv", "arguments": {"source": "a\x01", "destination": "b"}}',
+    '{"name": "tag", "arguments": {"items": [NaN]}}',
+    '{"name": "tag", "arguments": {"items": [' + "9" * 65 + "]}}",
+    '{"name": "tag", "arguments": {"items": [2.0, 1e999]}}',
+    '{"name": "tag", "arguments": {"items": "x"}}',
+    '{"name": "nope", "arguments": {}}',
+    '{"name": "mv", "arguments": {"source": "<tool_call>", "destination": "</tool_call>"}}',
+    '{"broken": <tool_call>{"name": "ls", "arguments": {}}</tool_call>',
+    "[Done] moved it.",
+    "[1, 2, 3]",
+    "[]",
+    '{"name": "ls"} trailing',
+]
+
+
+def _outcome(text, allow_message):
+    try:
+        return parse_action(text, TOOLS, allow_message=allow_message)
+    except ActionError as err:
+        return f"ActionError: {err}"
+
+
+@pytest.mark.parametrize("allow_message", [False, True])
+@pytest.mark.parametrize("text", JSON_TEXTS)
+def test_the_fast_json_path_gives_what_the_full_path_gives(text, allow_message, monkeypatch):
+    from budgetgym.core import actions
+
+    fast = _outcome(text, allow_message)
+    monkeypatch.setattr(actions, "_fast_json_calls", lambda text: None)
+    assert fast == _outcome(text, allow_message)
+
+
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(min_value=-10**70, max_value=10**70),
+                        st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+json_values = st.recursive(json_leaves, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(["mv", "ls", "tag", "other"]), arguments=json_values, wrap=st.booleans(),
+       raw=st.text(max_size=30))
+def test_fast_json_path_agrees_with_the_full_path_on_any_json(name, arguments, wrap, raw):
+    from budgetgym.core import actions
+
+    call = {"name": name, "arguments": arguments}
+    texts = [json.dumps([call] if wrap else call), json.dumps(call, ensure_ascii=False) + raw, "{" + raw, "[" + raw]
+    original = actions._fast_json_calls
+    for text in texts:
+        fast = _outcome(text, True)
+        actions._fast_json_calls = lambda text: None
+        try:
+            assert fast == _outcome(text, True), text
+        finally:
+            actions._fast_json_calls = original
+
+
+# ---------------------------------------------------------------------------- compiled and shared schemas
+
+def test_tools_with_the_same_schema_share_one_compiled_validator():
+    schema = {"type": "object", "properties": {"q": {"type": "string", "minLength": 2}}, "additionalProperties": False}
+    first, second = Tool("a", "A.", schema), Tool("b", "B.", json.loads(json.dumps(schema)))
+    assert first._validator is second._validator and first._fast_validate is second._fast_validate
+    assert first.validation_error({"q": "x"}) is not None and second.validation_error({"q": "xy"}) is None
+
+
+def test_an_invalid_schema_is_refused_when_compiled():
+    import jsonschema
+
+    tool = Tool("bad", "Bad.", {"type": "object", "properties": {"x": {"type": "no such type"}}})
+    with pytest.raises(jsonschema.SchemaError):
+        tool.compile()
+
+
+def test_the_shared_schema_is_read_only_json_and_copies_are_plain():
+    import copy
+    import pickle
+
+    shared = MV.shared_schema
+    assert shared == MV.openai_schema() and json.loads(json.dumps(shared)) == shared
+    with pytest.raises(TypeError, match="read-only"):
+        shared["function"]["name"] = "x"
+    with pytest.raises(TypeError, match="read-only"):
+        shared["function"]["parameters"]["required"].append("x")
+    for copied in (copy.deepcopy(shared), pickle.loads(pickle.dumps(shared))):
+        assert copied == shared and type(copied) is dict
+        assert type(copied["function"]["parameters"]["required"]) is list
+        copied["function"]["parameters"]["required"].append("x")  # a copy is the caller's to change
+    assert MV.shared_schema["function"]["parameters"]["required"] == ["source", "destination"]
+
+
+def test_a_tool_pickles_without_its_compiled_code():
+    import pickle
+
+    MV.compile()
+    copied = pickle.loads(pickle.dumps(MV))
+    assert copied == MV and copied.validation_error({"source": 1, "destination": "b"}) is not None
 
 
 # ------------------------------------------------------------------ limits checked before parsing

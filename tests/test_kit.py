@@ -204,3 +204,34 @@ def test_one_rollout_loop_and_one_full_budget_rule_in_the_package():
     # ``budgetgym play`` steps what a person types: an interactive loop, not a rollout.
     assert [loop.split(":")[0] for loop in loops if not loop.startswith("cli.py:")] == ["core/rollout.py"], loops
     assert not rules, f"a second full-budget rule: {rules}"
+
+
+def test_every_shipped_tool_schema_is_valid_draft_2020_12():
+    """Schemas are checked and compiled on first use (not at import): check them all here."""
+    from budgetgym.envs.function_calling.domains import DOMAINS
+
+    tools = [tool for domain in DOMAINS.values() for tool in domain.tools.values()]
+    try:
+        from budgetgym.envs.bfcl.schemas import class_tools
+        from budgetgym.envs.bfcl.upstream import load_upstream
+
+        tools += [tool for name in load_upstream().func_doc_files for tool in class_tools(name)]
+    except ImportError:
+        pass  # bfcl-eval is an extra; its own tests say so
+    for tool in tools:
+        tool.compile()  # raises jsonschema.SchemaError for an invalid schema
+    assert len(tools) >= 42
+
+
+def test_info_tools_are_shared_read_only_schemas():
+    from budgetgym.envs.function_calling import FunctionCallingEnv
+
+    env = FunctionCallingEnv()
+    _, first = env.reset(options={"task_index": 0})
+    _, second = env.reset(options={"task_index": 0})
+    assert first["tools"] == second["tools"] and first["tools"] is not second["tools"]
+    assert all(a is b for a, b in zip(first["tools"], second["tools"]))
+    with pytest.raises(TypeError):
+        first["tools"][0]["function"]["description"] = "changed"
+    first["tools"].append({"type": "function"})  # the list itself is the caller's
+    assert len(env.reset(options={"task_index": 0})[1]["tools"]) == len(second["tools"])

@@ -176,11 +176,25 @@ def test_error_injection_restores_the_exact_snapshot():
         obs, info = env.reset(seed=seed)
         record = next(s for s in states if s["id"] == info["injected_error"]["id"])
         assert env.unwrapped.snapshot() == record["snapshot"]
-        assert obs == record["snapshot"]["transcript"][-1][1]
+        snap = record["snapshot"]
+        # An agent that sees observations only gets its task (the first observation) and the prefix.
+        assert obs == "\n\n".join([snap["first_observation"]] + [f"> {a}\n{o}" for a, o in snap["transcript"]])
+        assert obs.startswith(snap["first_observation"]) and obs.endswith(snap["transcript"][-1][1])
         assert info["injected_error"] == {"id": record["id"], "kind": record["kind"],
                                           "description": record["description"], "step": 0}
-        assert info["history"] == [{"action": a, "observation": o} for a, o in record["snapshot"]["transcript"]]
+        assert info["history"] == [{"action": None, "observation": snap["first_observation"]}] + \
+            [{"action": a, "observation": o} for a, o in snap["transcript"]]
         assert info["turn"] == 1
+
+
+def test_error_injection_under_a_revealed_budget_keeps_the_budget_text_last():
+    from budgetgym.wrappers import TurnBudget
+
+    states = _failure_states()
+    env = TurnBudget(ErrorInjection(CounterEnv(), states=states), 6, reveal="remaining")
+    obs, info = env.reset(seed=0)
+    assert obs.startswith(env.unwrapped.first_observation)
+    assert obs.endswith(f"[Turns remaining: {info['budget']['remaining']} of 6]")
 
 
 def test_error_injection_kinds_p_and_tasks_without_states():

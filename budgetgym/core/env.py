@@ -546,7 +546,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return info
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
-        return [tool.openai_schema() for tool in self.tools.values()]
+        # A fresh list of each tool's one read-only schema: copying schemas at every reset cost more
+        # than the rest of a reset.
+        return [tool.shared_schema for tool in self.tools.values()]
 
     @property
     def turn(self) -> int:

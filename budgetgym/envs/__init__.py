@@ -24,12 +24,21 @@ class EnvEntry:
 REGISTRY: tuple[EnvEntry, ...] = (
     EnvEntry("budgetgym/FunctionCalling-v0", "budgetgym.envs.function_calling:FunctionCallingEnv", "function_calling",
              "Multi-turn user requests served through stateful tools: files, messaging, calendar, banking"),
+    EnvEntry("budgetgym/Coding-v0", "budgetgym.envs.coding:CodingEnv", "coding",
+             "Fix an injected bug in a small Python library from an issue report, in a sandbox (local or Docker)"),
+    EnvEntry("budgetgym/SWEBench-v0", "budgetgym.envs.swebench:SWEBenchEnv", "swebench",
+             "SWE-bench instances from a local file, run in their Docker images, graded by the swebench package",
+             adapter=True),
     EnvEntry("budgetgym/BFCL-v0", "budgetgym.envs.bfcl:BFCLEnv", "bfcl",
              "BFCL multi-turn (base, miss_func, miss_param, long_context) run by the installed bfcl-eval", adapter=True),
     EnvEntry("budgetgym/Web-v0", "budgetgym.envs.web:WebEnv", "web",
              "Shopping for an instruction in a self-contained web shop (search, results, items, options, buy)"),
     EnvEntry("budgetgym/MiniWoB-v0", "budgetgym.envs.miniwob:MiniWoBEnv", "miniwob",
              "MiniWoB++ web tasks in a real Chromium as text (click(ref), type(ref, text)); task by keyword", adapter=True),
+    EnvEntry("budgetgym/Navigation-v0", "budgetgym.envs.navigation:NavigationEnv", "navigation",
+             "TextWorld text adventures in three tiers, played in its Jericho engine; fast state restore"),
+    EnvEntry("budgetgym/ALFWorld-v0", "budgetgym.envs.alfworld:ALFWorldEnv", "alfworld",
+             "ALFWorld's household text games from the installed alfworld and its data (ALFWORLD_DATA)", adapter=True),
 )
 
 

@@ -8,13 +8,13 @@ tables and plots need ``budgetgym[eval]`` and the Ray executor ``budgetgym[ray]`
     write_report(summarize(result.records), "runs/x")
 """
 
-from budgetgym.eval.agents import (Agent, AgentError, NoisyOracleAgent, OpenAIChatAgent, OracleAgent, RandomAgent,
-                                   make_agent)
+from budgetgym.eval.agents import (Agent, AgentError, BudgetAwareAgent, NoisyOracleAgent, OpenAIChatAgent,
+                                   OracleAgent, RandomAgent, make_agent)
 from budgetgym.eval.metrics import pass_at_k, pass_grid
 from budgetgym.eval.probes import run_action_quality_probe, run_exploit_probe, run_recovery_probe
 from budgetgym.eval.report import compare, summarize, write_comparison, write_report
 from budgetgym.eval.sweep import SweepResult, run_sweep
 
-__all__ = ["Agent", "AgentError", "NoisyOracleAgent", "OpenAIChatAgent", "OracleAgent", "RandomAgent", "SweepResult",
-           "compare", "make_agent", "pass_at_k", "pass_grid", "run_action_quality_probe", "run_exploit_probe",
-           "run_recovery_probe", "run_sweep", "summarize", "write_comparison", "write_report"]
+__all__ = ["Agent", "AgentError", "BudgetAwareAgent", "NoisyOracleAgent", "OpenAIChatAgent", "OracleAgent",
+           "RandomAgent", "SweepResult", "compare", "make_agent", "pass_at_k", "pass_grid", "run_action_quality_probe",
+           "run_exploit_probe", "run_recovery_probe", "run_sweep", "summarize", "write_comparison", "write_report"]

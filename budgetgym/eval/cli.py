@@ -1,11 +1,17 @@
 """The evaluation verbs of the ``budgetgym`` command: ``eval``, ``probe recovery``,
-``probe action-quality``, ``probe exploits``, ``report`` and ``compare``. ``budgetgym.cli`` adds them with
-:func:`add_commands`; each verb's ``func`` takes the parsed arguments and returns an exit code.
+``probe action-quality``, ``probe exploits``, ``report`` and ``compare``. ``budgetgym.cli`` adds
+them with :func:`add_commands`; each verb's ``func`` takes the parsed arguments and returns an exit code.
+
+Exit codes: 0 done; 2 a usage error (a bad option or value, an unknown env id, a missing or
+malformed file, an --out that is not a folder), as argparse's own; 1 a failure while running (a
+server that cannot be reached, a missing extra, another sweep writing the same folder); 130
+interrupted (Ctrl-C), with the finished episodes kept for a resume.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 import time
@@ -13,11 +19,30 @@ from pathlib import Path
 from typing import Any, Callable
 
 from budgetgym.core.env import text_env
-from budgetgym.eval._extras import MissingExtraError
+from budgetgym.eval._extras import MissingExtraError, require
 from budgetgym.eval.agents import AgentError, make_agent
-from budgetgym.eval.executors import EXECUTORS, make_executor
+from budgetgym.eval.episode_log import SweepLockedError
+from budgetgym.eval.executors import EXECUTORS, ExecutorError, make_executor
 from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_KS
 from budgetgym.wrappers import REVEAL_MODES, parse_budget
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(ValueError):
+    """What the user typed cannot work (exit code 2)."""
+
+
+class Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default in ``--help`` (where it has one worth showing)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "%(default)" in text or action.default in (None, False, argparse.SUPPRESS) or not action.option_strings:
+            return text
+        return text + " (default: %(default)s)"
 
 
 def default_env_ids() -> list[str]:
@@ -27,11 +52,59 @@ def default_env_ids() -> list[str]:
     return [entry.id for entry in budgetgym.REGISTRY if not entry.adapter]
 
 
+def check_env_id(env_id: str) -> str:
+    """``env_id`` if Gymnasium knows it; else a UsageError that names the closest registered ids."""
+    import gymnasium as gym
+
+    import budgetgym  # noqa: F401  (registers the ids)
+
+    if env_id in gym.registry:
+        return env_id
+    known = sorted(gym.registry)
+    close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.85) or \
+        difflib.get_close_matches(env_id, known, n=3, cutoff=0.6)
+    if not close:  # "FunctionCalling-v0" without its namespace, or a lower-case spelling
+        lowered = {k.lower(): k for k in known}
+        close = [lowered[k] for k in difflib.get_close_matches(env_id.lower(), list(lowered), n=3, cutoff=0.4)]
+        close += [k for k in known if k.lower().endswith("/" + env_id.lower()) and k not in close]
+    hint = f"; did you mean {', '.join(close[:-1]) + ' or ' if len(close) > 1 else ''}{close[-1]}?" if close else ""
+    raise UsageError(f"unknown env id {env_id!r}{hint} (`budgetgym list` shows every id)")
+
+
+def out_folder(path: str) -> Path:
+    """``--out`` as a folder: refused when it names something that is not a folder (a file, /dev/null)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out must be a folder, and {path} is a file")
+    for parent in folder.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UsageError(f"--out {path}: {parent} is a file, not a folder")
+    return folder
+
+
+def episodes_file(path: str) -> Path:
+    """An episodes file from what the user named: the file, or a run folder holding episodes.jsonl."""
+    given = Path(path)
+    if given.is_dir():
+        given = given / "episodes.jsonl"
+        if not given.exists():
+            raise UsageError(f"{path} is a folder without an episodes.jsonl: name a run folder or an episodes file")
+    elif not given.exists():
+        raise UsageError(f"no such file or folder: {path}")
+    return given
+
+
+def check_extras(*modules: tuple[str, str]) -> None:
+    """Import what a command will need before it starts (not after an hour of sweeping)."""
+    for module, purpose in modules:
+        require(module, purpose)
+
+
 # ------------------------------------------------------------------ argument types
 
 
-def _budget_list(text: str) -> list[int | float]:
-    """``"0.25,0.5,8"``: floats are shares of each task's full budget, ints are turns."""
+def _budget_list(text: str) -> list[int | float | str]:
+    """``"1x,1.5x,0.5,8"``: multiples of each task's shortest solution, shares of its full budget, turns."""
     try:
         return [parse_budget(part) for part in text.split(",") if part.strip()]
     except ValueError as err:
@@ -69,14 +142,22 @@ def _add_agent_options(parser: argparse.ArgumentParser, *agents: tuple[str, str]
     """One option per (name, default agent), and the options of served models."""
     for name, default in agents:
         parser.add_argument(f"--{name}", default=default,
-                            help="oracle, random, noisy-oracle, noisy-oracle:P (mistake share P), or openai:MODEL")
+                            help="oracle, random, noisy-oracle[:P] (a random action with probability P), "
+                                 "budget-aware[:P] (noisy, but careful once a revealed budget runs low), "
+                                 "or openai:MODEL (a served model)")
     chat = parser.add_argument_group("served models (openai:MODEL)")
-    chat.add_argument("--base-url", default=None, help="OpenAI-compatible root, e.g. http://127.0.0.1:8000/v1 "
-                      "(default $OPENAI_BASE_URL)")
-    chat.add_argument("--api-key", default=None, help="default $OPENAI_API_KEY")
-    chat.add_argument("--temperature", type=float, default=0.7)
-    chat.add_argument("--max-tokens", type=int, default=None)
-    chat.add_argument("--tool-mode", choices=("auto", "native", "text"), default="auto")
+    chat.add_argument("--base-url", default=None, help="the server's OpenAI-compatible root, e.g. "
+                      "http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)")
+    chat.add_argument("--api-key", default=None, help="the API key (default: $OPENAI_API_KEY; local servers "
+                      "ignore it)")
+    chat.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (pass@k with k > 1 "
+                      "wants it above 0)")
+    chat.add_argument("--max-tokens", type=int, default=None, help="cap on each reply (default: the server's)")
+    chat.add_argument("--tool-mode", choices=("auto", "native", "text"), default="auto",
+                      help="native: tools in the request; text: tools in the prompt, calls read from the reply "
+                           "(for servers that drop tools, e.g. llama-cpp-python's default chat format); auto: "
+                           "native, falling back to text when the server refuses tools or an episode gets no "
+                           "tool call")
 
 
 def _agent(args: argparse.Namespace, spec: str) -> Any:
@@ -86,33 +167,69 @@ def _agent(args: argparse.Namespace, spec: str) -> Any:
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--executor", choices=EXECUTORS, default="serial")
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed: every episode's seed derives from it")
+    parser.add_argument("--executor", choices=EXECUTORS, default=None,
+                        help="where episodes run (default: threads for a served model, else serial)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="threads (default 8: for served models), processes or Ray CPUs (default: all cores)")
+                        help="threads (default 8), processes or Ray CPUs (default: all cores)")
     parser.add_argument("--ray-address", default=None, help="an existing Ray cluster (default: start a local one)")
+    parser.add_argument("--ray-logs", action="store_true", help="show Ray's own log lines")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def _executor(args: argparse.Namespace) -> Any:
-    return make_executor(args.executor, args.workers, args.ray_address)
+def _executor(args: argparse.Namespace, *agent_specs: str) -> Any:
+    name = args.executor or ("threads" if any(s.startswith("openai:") for s in agent_specs) else "serial")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    return make_executor(name, args.workers, args.ray_address, verbose=args.ray_logs)
+
+
+def _failure(message: Any, code: int) -> int:
+    print(f"budgetgym: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return code
 
 
 def _handled(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Report an agent, extra or input error as one line and exit code 1, not a traceback."""
+    """Report a user's error as one line (exit 2), a failure while running as one line (exit 1), and
+    Ctrl-C as a note that the finished work is kept (exit 130): never a traceback."""
 
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
-        except (AgentError, MissingExtraError, ValueError, KeyError, FileNotFoundError) as err:
-            print(f"budgetgym: error: {err}", file=sys.stderr)
-            return 1
+        except KeyboardInterrupt:
+            print("\nbudgetgym: interrupted; what finished is kept: run the same command to resume", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except (AgentError, ExecutorError, MissingExtraError, SweepLockedError) as err:
+            return _failure(err, EXIT_FAILURE)
+        except KeyError as err:  # a KeyError's str() is the repr of its argument
+            return _failure(err.args[0] if err.args else err, EXIT_USAGE)
+        except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
+            return _failure(err, EXIT_USAGE)
 
     run.__doc__ = command.__doc__
     return run
 
 
 # ------------------------------------------------------------------ verbs
+
+_TABLES = ("rich.table", "terminal tables")
+_PLOTS = ("matplotlib.figure", "PNG plots")
+_PROGRESS = ("rich.progress", "progress bars")
+_CHAT = ("openai", "the OpenAI-compatible chat agent")
+
+
+def _needs(args: argparse.Namespace, *agent_specs: str, plots: bool = True) -> None:
+    """Every extra the command will use, checked before it starts."""
+    needed = [_PLOTS] if plots else []
+    if not getattr(args, "quiet", False):
+        needed.append(_TABLES)
+    if not getattr(args, "no_progress", True):
+        needed.append(_PROGRESS)
+    if any(spec.startswith("openai:") for spec in agent_specs):
+        needed.append(_CHAT)
+    if getattr(args, "executor", None) == "ray":
+        needed.append(("ray", "the Ray executor"))
+    check_extras(*needed)
 
 
 @_handled
@@ -122,27 +239,36 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from budgetgym.eval.report import print_summary, summarize, write_report
     from budgetgym.eval.sweep import run_sweep
 
-    env_ids = args.env or default_env_ids()
+    env_ids = [check_env_id(e) for e in args.env] if args.env else default_env_ids()
     if not env_ids:
-        raise ValueError("no environment registered; name one with --env")
+        raise UsageError("no environment registered; name one with --env")
     ks = args.k or list(DEFAULT_KS)  # report and compare infer their grid; eval runs the default one
     budgets = args.budgets or list(DEFAULT_BUDGETS)
-    out = Path(args.out)
+    out = out_folder(args.out)
     episodes_path = out / "episodes.jsonl"
     agent = _agent(args, args.agent)
-    executor = _executor(args)
+    executor = _executor(args, args.agent)
+    _needs(args, args.agent)
     started = time.perf_counter()
     ran = 0
+    splits: set[str] = set()
     try:
         for env_id in env_ids:
             result = run_sweep(env_id, agent, tasks=_tasks(args.tasks), k=ks, budgets=budgets,
                                reveal=args.reveal, seed=args.seed, executor=executor, out=episodes_path, n=args.n,
                                shortcut=not args.no_shortcut, progress=not args.no_progress)
             ran += result.ran
+            splits.update(result.splits)
+            if result.duplicates_dropped:
+                print(f"budgetgym: dropped {result.duplicates_dropped} duplicate episode lines from {episodes_path}",
+                      file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"budgetgym: interrupted; the finished episodes are in {episodes_path}: run the same command to "
+        print(f"\nbudgetgym: interrupted; the finished episodes are in {episodes_path}: run the same command to "
               "resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    fallback = getattr(agent, "fallback_reason", None)
+    if fallback:
+        print(f"budgetgym: note: {fallback}", file=sys.stderr)
     wanted = set(env_ids)
     records = [r for r in read_records(episodes_path) if r["env"] in wanted and r["agent"] == agent.name
                and r["reveal"] in args.reveal]
@@ -151,19 +277,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.quiet:
         print_summary(summary)
     elapsed = time.perf_counter() - started
-    print(f"{ran} episodes run ({len(records) - ran} resumed from {episodes_path}) in {elapsed:.1f}s; "
-          f"wrote {episodes_path}, " + ", ".join(str(p) for p in files.values()))
+    print(f"{ran} episodes run ({len(records) - ran} resumed from {episodes_path}) in {elapsed:.1f}s on split "
+          f"{', '.join(sorted(splits))}; wrote {episodes_path}, " + ", ".join(str(p) for p in files.values()))
     return 0
 
 
 @_handled
 def cmd_report(args: argparse.Namespace) -> int:
-    """Tables, JSON, CSV and plots from an episodes file."""
+    """Tables, JSON, CSV and plots from a run's episodes (a run folder or its episodes.jsonl)."""
     from budgetgym.eval.episode_log import read_records
     from budgetgym.eval.report import print_summary, summarize, write_report
 
-    summary = summarize(read_records(args.episodes), args.budgets, args.k)
-    out = Path(args.out) if args.out else Path(args.episodes).parent
+    path = episodes_file(args.episodes)
+    out = out_folder(args.out) if args.out else path.parent
+    _needs(args)
+    summary = summarize(read_records(path), args.budgets, args.k)
     files = write_report(summary, out)
     if not args.quiet:
         print_summary(summary)
@@ -171,20 +299,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_label(path: Path) -> str:
+    """A run's label: its folder's name (the file's stem when it lies loose in the current folder)."""
+    folder = path.parent.resolve()
+    return folder.name if folder != Path.cwd().resolve() and folder.name else path.stem
+
+
 @_handled
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Pass@(K,T) of run B minus run A, with paired bootstrap CIs, and the difference heatmap."""
+    """Pass@(K,T) of run B minus run A (run folders or episodes files), paired over common tasks."""
     from budgetgym.eval.episode_log import read_records
     from budgetgym.eval.report import compare, print_comparison, write_comparison
 
-    records_a, records_b = read_records(args.a), read_records(args.b)
-    if not records_a or not records_b:
-        raise ValueError("both episode files must hold episodes")
-    label_a, label_b = records_a[0]["agent"], records_b[0]["agent"]
+    path_a, path_b = episodes_file(args.a), episodes_file(args.b)
+    out = out_folder(args.out)
+    _needs(args)
+    records_a, records_b = read_records(path_a), read_records(path_b)
+    for path, records in ((path_a, records_a), (path_b, records_b)):
+        if not records:
+            raise UsageError(f"{path} holds no episodes")
+    label_a = args.label_a or run_label(path_a)
+    label_b = args.label_b or run_label(path_b)
     if label_a == label_b:
-        label_a, label_b = Path(args.a).stem, Path(args.b).stem
+        label_a, label_b = f"{label_a} (A)", f"{label_b} (B)"
     comparison = compare(records_a, records_b, label_a=label_a, label_b=label_b, budgets=args.budgets, ks=args.k)
-    files = write_comparison(comparison, args.out)
+    files = write_comparison(comparison, out)
     if not args.quiet:
         print_comparison(comparison)
     print("wrote " + ", ".join(str(p) for p in files.values()))
@@ -197,13 +336,18 @@ def cmd_probe_recovery(args: argparse.Namespace) -> int:
     from budgetgym.eval.probes import run_recovery_probe
     from budgetgym.eval.report import print_recovery
 
-    env_id = args.env or _first_env_with_failure_states()
-    result = run_recovery_probe(env_id, _agent(args, args.agent), kinds=args.kinds, attempts=args.attempts,
-                                seed=args.seed, executor=_executor(args), progress=not args.no_progress)
-    path = _write_json(result, args.out, "recovery.json")
+    env_id = check_env_id(args.env) if args.env else _first_env_with_failure_states()
+    out = out_folder(args.out)
+    agent = _agent(args, args.agent)
+    executor = _executor(args, args.agent)
+    _needs(args, args.agent, plots=False)
+    result = run_recovery_probe(env_id, agent, kinds=args.kinds, attempts=args.attempts, seed=args.seed,
+                                executor=executor, progress=not args.no_progress,
+                                out=out / "recovery_episodes.jsonl")
+    path = _write_json(result, out, "recovery.json")
     if not args.quiet:
         print_recovery(result)
-    print(f"wrote {path}")
+    print(f"wrote {path} (episodes: {out / 'recovery_episodes.jsonl'})")
     return 0
 
 
@@ -213,12 +357,16 @@ def cmd_probe_action_quality(args: argparse.Namespace) -> int:
     from budgetgym.eval.probes import run_action_quality_probe
     from budgetgym.eval.report import print_action_quality
 
-    env_id = args.env or default_env_ids()[0]
-    result = run_action_quality_probe(env_id, _agent(args, args.agent_a), _agent(args, args.agent_b),
-                                      _agent(args, args.reference), tasks=_tasks(args.tasks),
-                                      rollouts=args.rollouts, seed=args.seed, executor=_executor(args),
-                                      progress=not args.no_progress)
-    path = _write_json(result, args.out, "action_quality.json")
+    env_id = check_env_id(args.env) if args.env else default_env_ids()[0]
+    out = out_folder(args.out)
+    specs = (args.agent_a, args.agent_b, args.reference)
+    agents = [_agent(args, spec) for spec in specs]
+    executor = _executor(args, *specs)
+    _needs(args, *specs, plots=False)
+    result = run_action_quality_probe(env_id, *agents, tasks=_tasks(args.tasks), rollouts=args.rollouts,
+                                      seed=args.seed, executor=executor, progress=not args.no_progress,
+                                      out=out / "action_quality_states.jsonl")
+    path = _write_json(result, out, "action_quality.json")
     if not args.quiet:
         print_action_quality(result)
     print(f"wrote {path}")
@@ -231,15 +379,18 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
     import budgetgym
     from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
 
+    env_ids = [check_env_id(e) for e in args.env] if args.env else [entry.id for entry in budgetgym.REGISTRY]
+    out = out_folder(args.out)
+    _needs(args, plots=False)
     results, unavailable = [], []
-    for env_id in args.env or [entry.id for entry in budgetgym.REGISTRY]:
+    for env_id in env_ids:
         try:
             results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
                                              attempts=args.attempts, seed=args.seed, threshold=args.threshold,
                                              executor=_executor(args), progress=not args.no_progress))
-        except ImportError as err:  # an adapter whose extra is missing
+        except (ImportError, FileNotFoundError) as err:  # an adapter whose extra or data is missing
             unavailable.append({"env": env_id, "unavailable": str(err)})
-    path = _write_json(results + unavailable, Path(args.out), "exploits.json")
+    path = _write_json(results + unavailable, out, "exploits.json")
     if not args.quiet:
         print(format_exploit_table(results))
         for row in unavailable:
@@ -262,11 +413,11 @@ def _first_env_with_failure_states() -> str:
                 return env_id
         finally:
             env.close()
-    raise ValueError("no registered env ships failure states; name one with --env")
+    raise UsageError("no registered env ships failure states; name one with --env")
 
 
-def _write_json(result: Any, out: str, name: str) -> Path:
-    path = Path(out) / name
+def _write_json(result: Any, out: Path, name: str) -> Path:
+    path = out / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return path
@@ -278,71 +429,84 @@ def _write_json(result: Any, out: str, name: str) -> Path:
 def add_commands(subparsers: Any) -> None:
     """Add ``eval``, ``probe`` (``recovery``, ``action-quality``), ``report`` and ``compare``."""
     grid = argparse.ArgumentParser(add_help=False)
-    grid.add_argument("--k", type=_int_list, default=None, help="the K of the grid, e.g. 1,2,4,8")
+    grid.add_argument("--k", type=_int_list, default=None,
+                      help="the K of the grid, e.g. 1,2,4,8 (default: eval 1,2,4,8; report and compare: powers of "
+                           "two up to the attempts run)")
     grid.add_argument("--budgets", type=_budget_list, default=None,
-                      help="the T of the grid: shares of each task's full budget (0.25) or turns (8)")
+                      help="the T of the grid: multiples of each task's shortest solution (1x, 1.5x), shares of its "
+                           "full budget (0.5) or turns (8) (default: eval " +
+                           ",".join(str(b) for b in DEFAULT_BUDGETS) + "; report and compare: the budgets run)")
     grid.add_argument("--quiet", action="store_true", help="no tables on the terminal")
 
     evaluate = subparsers.add_parser("eval", parents=[grid], help="Pass@(K,T) sweep of an agent, with a report",
-                                     description=cmd_eval.__doc__)
+                                     description=cmd_eval.__doc__, formatter_class=Formatter)
     evaluate.add_argument("--env", action="append", default=None,
                           help="an env id (repeatable; default: every self-contained registered env)")
     _add_agent_options(evaluate, ("agent", "noisy-oracle"))
     evaluate.add_argument("--n", type=int, default=None, help="attempts per task per budget (default: max K)")
-    evaluate.add_argument("--reveal", type=_reveal_list, default=["none"],
-                          help="reveal modes, comma-separated: none (one run serves every T), total, remaining")
-    evaluate.add_argument("--tasks", default=None, help="a split, a count (the first n tasks), or task ids a,b,c")
+    evaluate.add_argument("--reveal", type=_reveal_list, default="none",
+                          help="reveal modes, comma-separated: none (the agent is not told T; one run serves every "
+                               "T), total, remaining")
+    evaluate.add_argument("--tasks", default=None,
+                          help="a split (test, train, ...), all, a count (the first n), or task ids a,b,c "
+                               "(default: the test split where the env has one)")
     evaluate.add_argument("--no-shortcut", action="store_true", help="under reveal=none, run every T separately")
     evaluate.add_argument("--out", default="runs/eval", help="folder for episodes.jsonl and the report")
     _add_run_options(evaluate)
     evaluate.set_defaults(func=cmd_eval)
 
-    probe = subparsers.add_parser("probe", help="recovery and action-quality probes")
-    probes = probe.add_subparsers(dest="probe", required=True)
+    probe = subparsers.add_parser("probe", help="recovery and action-quality probes", formatter_class=Formatter,
+                                  description="Recovery from mistakes, and the quality of single actions.")
+    probes = probe.add_subparsers(dest="probe", required=True, metavar="{recovery,action-quality,exploits}")
     recovery = probes.add_parser("recovery", help="recovery from curated failure states vs matched clean states",
-                                 description=cmd_probe_recovery.__doc__)
-    recovery.add_argument("--env", default=None, help="default: the first registered env with failure states")
+                                 description=cmd_probe_recovery.__doc__, formatter_class=Formatter)
+    recovery.add_argument("--env", default=None, help="an env id (default: the first registered env with failure "
+                          "states)")
     _add_agent_options(recovery, ("agent", "noisy-oracle"))
-    recovery.add_argument("--kinds", type=lambda t: t.split(","), default=None, help="failure kinds (default: all)")
+    recovery.add_argument("--kinds", type=lambda t: t.split(","), default=None,
+                          help="failure kinds, comma-separated (default: all)")
     recovery.add_argument("--attempts", type=int, default=8, help="episodes per state and arm")
-    recovery.add_argument("--out", default="runs/probe")
-    recovery.add_argument("--quiet", action="store_true")
+    recovery.add_argument("--out", default="runs/probe", help="folder for recovery.json and its episodes (resumable)")
+    recovery.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(recovery)
     recovery.set_defaults(func=cmd_probe_recovery)
 
     quality = probes.add_parser("action-quality", help="two agents' next actions at matched states",
-                                description=cmd_probe_action_quality.__doc__)
-    quality.add_argument("--env", default=None, help="default: the first registered env")
+                                description=cmd_probe_action_quality.__doc__, formatter_class=Formatter)
+    quality.add_argument("--env", default=None, help="an env id (default: the first registered env)")
     _add_agent_options(quality, ("agent-a", "noisy-oracle"), ("agent-b", "oracle"), ("reference", "noisy-oracle"))
-    quality.add_argument("--tasks", default="5", help="the states are the oracle's path on these tasks")
+    quality.add_argument("--tasks", default="5", help="the states are the oracle's path on these tasks (as eval's)")
     quality.add_argument("--rollouts", type=int, default=8, help="continuations per action")
-    quality.add_argument("--out", default="runs/probe")
-    quality.add_argument("--quiet", action="store_true")
+    quality.add_argument("--out", default="runs/probe", help="folder for action_quality.json and its states "
+                         "(resumable)")
+    quality.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(quality)
     quality.set_defaults(func=cmd_probe_action_quality)
 
     exploits = probes.add_parser("exploits", help="exploit agents' Pass@1 beside the oracle's and random's",
-                                 description=cmd_probe_exploits.__doc__)
+                                 description=cmd_probe_exploits.__doc__, formatter_class=Formatter)
     exploits.add_argument("--env", action="append", default=None, help="an env id (repeatable; default: every id)")
     exploits.add_argument("--tasks", default=None, help="a split, a count (the first n tasks), or task ids a,b,c")
     exploits.add_argument("--sample", type=int, default=None, help="a seeded sample of that many of those tasks")
     exploits.add_argument("--attempts", type=int, default=1, help="episodes per task and agent")
     exploits.add_argument("--threshold", type=float, default=0.05, help="largest allowed excess over random")
     exploits.add_argument("--check", action="store_true", help="exit 1 when an exploit beats the threshold")
-    exploits.add_argument("--out", default="runs/probe")
-    exploits.add_argument("--quiet", action="store_true")
+    exploits.add_argument("--out", default="runs/probe", help="folder for exploits.json")
+    exploits.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(exploits)
     exploits.set_defaults(func=cmd_probe_exploits)
 
     report = subparsers.add_parser("report", parents=[grid], help="tables, JSON, CSV and plots from episodes",
-                                   description=cmd_report.__doc__)
-    report.add_argument("episodes", help="an episodes .jsonl file")
-    report.add_argument("--out", default=None, help="default: the episodes file's folder")
+                                   description=cmd_report.__doc__, formatter_class=Formatter)
+    report.add_argument("episodes", help="a run folder (holding episodes.jsonl) or an episodes .jsonl file")
+    report.add_argument("--out", default=None, help="folder for the report (default: the episodes file's folder)")
     report.set_defaults(func=cmd_report)
 
     comparison = subparsers.add_parser("compare", parents=[grid], help="Pass@(K,T) of run B minus run A",
-                                       description=cmd_compare.__doc__)
-    comparison.add_argument("a", help="episodes .jsonl of run A")
-    comparison.add_argument("b", help="episodes .jsonl of run B")
-    comparison.add_argument("--out", default="runs/compare")
+                                       description=cmd_compare.__doc__, formatter_class=Formatter)
+    comparison.add_argument("a", help="run A: a run folder or its episodes .jsonl file")
+    comparison.add_argument("b", help="run B: a run folder or its episodes .jsonl file")
+    comparison.add_argument("--label-a", default=None, help="run A's label (default: its folder's name)")
+    comparison.add_argument("--label-b", default=None, help="run B's label (default: its folder's name)")
+    comparison.add_argument("--out", default="runs/compare", help="folder for the comparison")
     comparison.set_defaults(func=cmd_compare)

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from budgetgym.core.rollout import rollout
-from budgetgym.eval.agents.base import Agent
+from budgetgym.eval.agents.base import Agent, turn_details
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,9 @@ class EpisodeResult:
     reward: float  # the sum of the step rewards
     actions: list[str]
     truncated: bool
+    #: Per turn: ``valid`` and ``error`` (the env's verdict on the action) and what the agent
+    #: reports about the turn (a served model: ``mode``, ``latency_s``, tokens).
+    steps: list[dict[str, Any]]
 
 
 def play_episode(env: gym.Env[str, str], agent: Agent, *, seed: int,
@@ -31,5 +34,14 @@ def continue_episode(env: gym.Env[str, str], agent: Agent, observation: str, inf
                      seed: int) -> EpisodeResult:
     """Let ``agent`` act from the env's current state (just reset or restored) until the episode ends."""
     agent.reset(env, observation, info, seed)
-    played = rollout(env, lambda observation, info, env: agent.act(observation, info), start=(observation, info))
-    return EpisodeResult(played.turns, played.success, played.total_reward, played.actions, played.truncated)
+    details: list[dict[str, Any]] = []
+
+    def act(observation: str, info: dict[str, Any], env: gym.Env[str, str]) -> str:
+        action = agent.act(observation, info)
+        details.append(turn_details(agent))
+        return action
+
+    played = rollout(env, act, start=(observation, info))
+    steps = [{"valid": bool(step.info.get("action_valid", True)), "error": step.info.get("action_error"), **extra}
+             for step, extra in zip(played.steps, details)]
+    return EpisodeResult(played.turns, played.success, played.total_reward, played.actions, played.truncated, steps)

@@ -3,20 +3,33 @@ processes, or on Ray. Threads suit agents that wait on a model server (the GIL i
 request is in flight); processes and Ray suit CPU-bound envs and scripted agents.
 
 A job is a small JSON-able dict; ``work(worker, job)`` turns it into a JSON-able record. Each worker
-builds its env once from a :class:`WorkerSetup` (the resolved ``EnvSpec``, so ids registered only
-in the parent, such as test envs, work too) and reuses it for every job. Results arrive in
-completion order; callers that need an order sort them. Because every job carries its own seed,
-the records do not depend on the executor, the number of workers or the order.
+builds its env from a :class:`WorkerSetup` (the resolved ``EnvSpec``, so ids registered only in the
+parent, such as test envs, work too) and reuses it for every job. Results arrive in completion
+order; callers that need an order sort them. Because every job carries its own seed, the records do
+not depend on the executor, the number of workers or the order.
+
+Executors keep their workers and envs from one ``map`` to the next, so the cells of a sweep (one
+``run_sweep`` per env, agent or reveal mode) pay for starting processes and making envs once: a
+process pool lives as long as its executor (``close()``, a ``with`` block, or garbage collection
+ends it), and every worker keeps the envs it made, by what they are made from (spec and
+keyword arguments), for later cells. Executors named by a string (``run_jobs("processes", ...)``)
+are made once per process and kept likewise.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import logging
 import math
 import os
 import pickle
 import sys
 import threading
+import time
 import uuid
+import weakref
+from collections import OrderedDict
 from concurrent import futures
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -33,6 +46,10 @@ EXECUTORS = ("serial", "threads", "processes", "ray")
 Job = dict[str, Any]
 
 
+class ExecutorError(RuntimeError):
+    """An executor could not start (a Ray cluster that does not come up, ...)."""
+
+
 @dataclass(frozen=True)
 class WorkerSetup:
     """What every worker needs: the env to build and the agent(s) to run (picklable)."""
@@ -46,19 +63,59 @@ class WorkerSetup:
     def create(cls, env_id: str, agents: dict[str, Agent], env_kwargs: dict[str, Any] | None = None) -> "WorkerSetup":
         return cls(gym.spec(env_id), dict(env_kwargs or {}), agents)
 
+    @property
+    def env_key(self) -> str:
+        """What the env is made from, as a key: setups with equal keys can share a worker's env."""
+        try:
+            blob = pickle.dumps((self.env_spec, sorted(self.env_kwargs.items())), protocol=4)
+        except Exception:  # an unpicklable argument: this setup's env is its own
+            return self.token
+        return hashlib.sha256(blob).hexdigest()
+
+
+#: Envs a worker keeps for later cells (each is closed when it drops out): enough for the cells of
+#: a sweep that come back to an env (agents or reveal modes in turn), few enough that envs holding
+#: a browser or a container do not pile up.
+MAX_KEPT_ENVS = 4
+
+
+class EnvCache:
+    """The envs of one worker (a process, a thread, a serial executor), by ``WorkerSetup.env_key``,
+    the least recently used closed past ``MAX_KEPT_ENVS``. Not shared between threads."""
+
+    def __init__(self) -> None:
+        self._envs: OrderedDict[str, gym.Env[str, str]] = OrderedDict()
+
+    def get(self, setup: WorkerSetup) -> gym.Env[str, str]:
+        key = setup.env_key
+        env = self._envs.pop(key, None)
+        if env is None:
+            env = gym.make(setup.env_spec, **setup.env_kwargs)
+        self._envs[key] = env
+        while len(self._envs) > MAX_KEPT_ENVS:
+            self._envs.popitem(last=False)[1].close()
+        return env
+
+    def close(self) -> None:
+        while self._envs:
+            self._envs.popitem()[1].close()
+
 
 class Worker:
-    """The per-process state: one env, built on first use, and the agents."""
+    """The per-worker state of one map: the env (built on first use, or kept from an earlier cell
+    through ``envs``) and the agents."""
 
-    def __init__(self, setup: WorkerSetup) -> None:
+    def __init__(self, setup: WorkerSetup, envs: EnvCache | None = None) -> None:
         self.setup = setup
         self.agents = setup.agents
+        self._envs = envs
         self._env: gym.Env[str, str] | None = None
 
     @property
     def env(self) -> gym.Env[str, str]:
         if self._env is None:
-            self._env = gym.make(self.setup.env_spec, **self.setup.env_kwargs)
+            self._env = (self._envs.get(self.setup) if self._envs is not None
+                         else gym.make(self.setup.env_spec, **self.setup.env_kwargs))
         return self._env
 
 
@@ -79,123 +136,218 @@ def chunked(jobs: Sequence[Job], workers: int) -> list[Sequence[Job]]:
 class SerialExecutor:
     name = "serial"
 
+    def __init__(self) -> None:
+        self._envs = EnvCache()
+
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
-        worker = Worker(setup)
+        worker = Worker(setup, self._envs)
         for job in jobs:
             yield work(worker, job)
 
+    def close(self) -> None:
+        self._envs.close()
+
+    def __enter__(self) -> "SerialExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
 
 class ThreadExecutor:
-    """A pool of threads, each with its own copy of the env and the agents (neither is thread-safe)."""
+    """A pool of threads, each with its own copy of the env and the agents (neither is thread-safe).
+    The threads, and the envs each made, are kept for the next map."""
 
     name = "threads"
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or 8
+        self._pool: futures.ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._caches: list[EnvCache] = []
+        self._lock = threading.Lock()
+
+    def _thread_envs(self) -> EnvCache:
+        envs = getattr(self._local, "envs", None)
+        if envs is None:
+            envs = self._local.envs = EnvCache()
+            with self._lock:
+                self._caches.append(envs)
+        return envs
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
         if not jobs:
             return
-        local = threading.local()
+        if self._pool is None:
+            self._pool = futures.ThreadPoolExecutor(self.workers)
+        local = threading.local()  # this map's workers (its agents), one per thread
         blueprint = pickle.dumps(setup)  # each thread unpickles its own agents, as a process would
 
         def run(chunk: Sequence[Job]) -> list[Record]:
             if not hasattr(local, "worker"):
-                local.worker = Worker(pickle.loads(blueprint))
+                local.worker = Worker(pickle.loads(blueprint), self._thread_envs())
             return run_chunk(local.worker, work, chunk)
 
-        with futures.ThreadPoolExecutor(self.workers) as pool:
-            pending = [pool.submit(run, chunk) for chunk in chunked(jobs, self.workers)]
-            try:
-                for done in futures.as_completed(pending):
-                    yield from done.result()
-            finally:
-                for future in pending:
-                    future.cancel()
+        pending = [self._pool.submit(run, chunk) for chunk in chunked(jobs, self.workers)]
+        try:
+            for done in futures.as_completed(pending):
+                yield from done.result()
+        finally:
+            for future in pending:
+                future.cancel()
+            futures.wait(pending)  # no thread still plays this map's jobs on a kept env
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        with self._lock:
+            caches, self._caches = self._caches, []
+        for envs in caches:
+            envs.close()
+
+    def __enter__(self) -> "ThreadExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
-# ------------------------------------------------------------------ local processes
+# ------------------------------------------------------------------ local processes and Ray workers
 
-_PROCESS_WORKER: Worker | None = None
+# In a worker process (a pool's or Ray's): the envs it made, kept across maps, and the workers of
+# the latest setups (their agents, unpickled once per setup and process).
+_WORKER_ENVS: EnvCache | None = None
+_WORKERS: OrderedDict[str, Worker] = OrderedDict()
+_KEPT_WORKERS = 4
 
 
-def _init_process(setup: WorkerSetup) -> None:
-    global _PROCESS_WORKER
-    _PROCESS_WORKER = Worker(setup)
+def _worker_for(setup: WorkerSetup) -> Worker:
+    global _WORKER_ENVS
+    worker = _WORKERS.get(setup.token)
+    if worker is None:
+        if _WORKER_ENVS is None:
+            _WORKER_ENVS = EnvCache()
+        worker = _WORKERS[setup.token] = Worker(setup, _WORKER_ENVS)
+        while len(_WORKERS) > _KEPT_WORKERS:
+            _WORKERS.popitem(last=False)
+    return worker
 
 
-def _process_chunk(work: Work, chunk: Sequence[Job]) -> list[Record]:
-    assert _PROCESS_WORKER is not None, "worker process not initialised"
-    return run_chunk(_PROCESS_WORKER, work, chunk)
+def _init_process(parent: int) -> None:
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True, name="end-with-parent").start()
+
+
+def _end_with_parent(parent: int, interval: float = 0.2) -> None:
+    """A worker's watchdog: when the process that started it is gone (killed with SIGKILL, which
+    runs no clean-up), the worker is re-parented and ends itself instead of living on as an orphan."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(interval)
+
+
+def _process_chunk(setup: WorkerSetup, work: Work, chunk: Sequence[Job]) -> list[Record]:
+    return run_chunk(_worker_for(setup), work, chunk)
 
 
 class ProcessExecutor:
-    """A pool of local processes. They are spawned, not forked: a fork of a process with threads
-    (a progress bar, Ray, an HTTP client) can deadlock."""
+    """A pool of local processes, started on the first map and kept until ``close()``. They are
+    spawned, not forked: a fork of a process with threads (a progress bar, Ray, an HTTP client) can
+    deadlock. Each chunk of jobs carries its setup (a few hundred bytes); a worker unpickles the
+    agents once per setup and keeps its envs for later maps. Each worker ends itself when the
+    process that started it dies, however it dies (a watchdog on its parent's pid), so a killed
+    sweep leaves no orphan."""
 
     name = "processes"
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or _cpu_count()
+        self._pool: futures.ProcessPoolExecutor | None = None
+        self._finalizer: Any = None
+
+    def start(self) -> futures.ProcessPoolExecutor:
+        """Start the worker processes now (else on the first map)."""
+        if self._pool is None:
+            self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
+                                                     initializer=_init_process, initargs=(os.getpid(),))
+            self._finalizer = weakref.finalize(self, _shutdown_pool, self._pool)
+        return self._pool
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
         if not jobs:
             return
-        pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
-                                           initializer=_init_process, initargs=(setup,))
+        pool = self.start()
+        pending = [pool.submit(_process_chunk, setup, work, chunk) for chunk in chunked(jobs, self.workers)]
         try:
-            pending = [pool.submit(_process_chunk, work, chunk) for chunk in chunked(jobs, self.workers)]
             for done in futures.as_completed(pending):
                 yield from done.result()
+        except futures.process.BrokenProcessPool:
+            self.close()  # a worker died: the next map starts a fresh pool
+            raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            for future in pending:
+                future.cancel()
+
+    def close(self) -> None:
+        """End the worker processes (and the envs they keep)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._pool = self._finalizer = None
+
+    def __enter__(self) -> "ProcessExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
-# ------------------------------------------------------------------ Ray
-
-_RAY_WORKERS: dict[str, Worker] = {}
-
-
-def _ray_chunk(setup: WorkerSetup, work: Work, chunk: Sequence[Job]) -> list[Record]:
-    worker = _RAY_WORKERS.get(setup.token)
-    if worker is None:
-        # One env per sweep per Ray worker process, kept for the sweep's later chunks.
-        _RAY_WORKERS.clear()
-        worker = _RAY_WORKERS[setup.token] = Worker(setup)
-    return run_chunk(worker, work, chunk)
+def _shutdown_pool(pool: futures.ProcessPoolExecutor) -> None:
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 class RayExecutor:
     """Ray tasks on the cluster ``ray.init`` connects to (``address``), or on a local one it starts.
-    Code the workers import (an env's entry point) must be importable there."""
+    Code the workers import (an env's entry point) must be importable there. Ray's worker processes
+    live as long as the cluster; each keeps the envs it made for later maps, as a local process does."""
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> None:
         self.workers = workers
         self.address = address
+        self._remote: Any = None
+        self.verbose = verbose
 
     def start(self) -> Any:
         """Connect to the cluster, or start a local one; return the ``ray`` module."""
         ray = require("ray", "the Ray executor")
         if not ray.is_initialized():
-            options: dict[str, Any] = {"address": self.address, "log_to_driver": False}
+            # Ray's own INFO lines ("Started a local Ray instance", ...) only when asked for.
+            options: dict[str, Any] = {"address": self.address, "log_to_driver": self.verbose,
+                                       "logging_level": logging.INFO if self.verbose else logging.ERROR}
             if self.address is None:
                 # A local cluster of our own: its workers get this process's import path, so an
                 # env importable here (a project's own, a test's) is importable there.
                 options.update(num_cpus=self.workers or _cpu_count(), include_dashboard=False,
                                runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}})
-            ray.init(**options)
+            try:
+                ray.init(**options)
+            except Exception as err:  # Ray raises bare Exceptions (a node that timed out during startup, ...)
+                where = self.address or "a local cluster"
+                raise ExecutorError(f"Ray could not start or reach {where}: {' '.join(str(err).split())[:300]}") \
+                    from err
         return ray
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
         ray = self.start()
         if not jobs:
             return
-        remote = ray.remote(_ray_chunk)
+        if self._remote is None:
+            self._remote = ray.remote(_process_chunk)  # registered with the cluster once, not per map
         setup_ref = ray.put(setup)
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pending = [remote.remote(setup_ref, work, chunk) for chunk in chunked(jobs, workers)]
+        pending = [self._remote.remote(setup_ref, work, chunk) for chunk in chunked(jobs, workers)]
         try:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
@@ -204,8 +356,18 @@ class RayExecutor:
             for ref in pending:
                 ray.cancel(ref)
 
+    def close(self) -> None:
+        """Nothing to end here: the cluster belongs to ``ray.init``'s caller (``ray.shutdown()``)."""
 
-def make_executor(name: str, workers: int | None = None, address: str | None = None) -> Any:
+    def __enter__(self) -> "RayExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def make_executor(name: str, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> Any:
+    """An executor by name; ``verbose`` lets Ray print its own log lines (silenced otherwise)."""
     if name == "serial":
         return SerialExecutor()
     if name == "threads":
@@ -213,7 +375,7 @@ def make_executor(name: str, workers: int | None = None, address: str | None = N
     if name == "processes":
         return ProcessExecutor(workers)
     if name == "ray":
-        return RayExecutor(workers, address)
+        return RayExecutor(workers, address, verbose=verbose)
     raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
 
 
@@ -221,8 +383,21 @@ def _cpu_count() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+_NAMED: dict[str, Any] = {}
+
+
+@atexit.register
+def _close_named() -> None:
+    for executor in _NAMED.values():
+        executor.close()
+    _NAMED.clear()
+
+
 def run_jobs(executor: Any, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterable[Record]:
-    """Run ``jobs`` with ``executor`` (an executor object or its name)."""
+    """Run ``jobs`` with ``executor`` (an executor object or its name; a named one is made once per
+    process and kept, with its workers and envs, for the next call)."""
     if isinstance(executor, str):
-        executor = make_executor(executor)
+        if executor not in _NAMED:
+            _NAMED[executor] = make_executor(executor)
+        executor = _NAMED[executor]
     return executor.map(work, setup, jobs)

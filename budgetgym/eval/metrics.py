@@ -1,5 +1,14 @@
 """Pass@(K,T) from episode records: the unbiased pass@k estimator, mean turns to success, and
-bootstrap confidence intervals over tasks.
+confidence intervals over tasks that stay honest at 0 and 1.
+
+Intervals (``INTERVAL_METHOD``): the task is the unit (attempts of one task are not independent),
+so a cell's interval is the percentile bootstrap over tasks, widened to contain the Wilson score
+interval of the mean with the number of tasks as n. A per-task pass@k lies in [0, 1], so its
+variance is at most that of a Bernoulli variable with the same mean: the Wilson interval is a
+conservative bound that does not collapse where the bootstrap does (every task at 0, or at 1:
+``0.00 [0.00, 0.02]`` over 248 tasks, not ``[0.00, 0.00]``). A difference of two runs uses the
+paired bootstrap over common tasks, widened to contain Newcombe's hybrid score interval (the
+Wilson intervals of both runs combined, MOVER).
 
 An episode record (see :mod:`budgetgym.eval.sweep`) counts as solved within T when it succeeded in
 at most ``cap_for(T, max_turns)`` turns. A run at the full budget (``budget`` None, the
@@ -17,6 +26,12 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from budgetgym.wrappers import cap_for
+
+INTERVAL_METHOD = (
+    "95% intervals over tasks: the percentile bootstrap of the task mean (1000 resamples of tasks), widened to "
+    "contain the Wilson score interval with n = tasks (differences: paired bootstrap widened to Newcombe's hybrid "
+    "score interval), so an interval stays honest at 0 and 1"
+)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -37,16 +52,29 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def solved_within(record: Mapping[str, Any], budget: int | float) -> bool:
-    """Whether an episode record counts as solved within ``budget`` (an int or a share of the full budget)."""
-    return bool(record["success"]) and record["turns"] <= cap_for(budget, record["max_turns"])
+def record_cap(record: Mapping[str, Any], budget: int | float | str) -> int:
+    """The cap in turns that ``budget`` means for the task of ``record``."""
+    return cap_for(budget, record["max_turns"], record.get("oracle_turns"))
+
+
+def solved_within(record: Mapping[str, Any], budget: int | float | str) -> bool:
+    """Whether an episode record counts as solved within ``budget`` (turns, a share of the full
+    budget, or a multiple of the shortest solution)."""
+    return bool(record["success"]) and record["turns"] <= record_cap(record, budget)
+
+
+def infeasible(record: Mapping[str, Any], budget: int | float | str) -> bool:
+    """Whether ``budget`` is below the task's shortest solution (no agent can solve it there);
+    False where the record does not say how long the shortest solution is."""
+    oracle_turns = record.get("oracle_turns")
+    return oracle_turns is not None and record_cap(record, budget) < oracle_turns
 
 
 @dataclass(frozen=True)
 class Cell:
     """Pass@K at budget T for one group of records, averaged over tasks, with a bootstrap CI."""
 
-    budget: int | float
+    budget: int | float | str
     k: int
     value: float
     ci_low: float
@@ -54,14 +82,15 @@ class Cell:
     tasks: int
     attempts: int  # the smallest number of attempts of any task (n in the estimator)
     mean_turns_to_success: float | None
+    infeasible_tasks: int = 0  # tasks whose shortest solution is longer than this budget
 
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget, "k": self.k, "pass": self.value, "ci_low": self.ci_low,
                 "ci_high": self.ci_high, "tasks": self.tasks, "attempts": self.attempts,
-                "mean_turns_to_success": self.mean_turns_to_success}
+                "mean_turns_to_success": self.mean_turns_to_success, "infeasible_tasks": self.infeasible_tasks}
 
 
-def records_for_budget(records: Iterable[Mapping[str, Any]], budget: int | float) -> list[Mapping[str, Any]]:
+def records_for_budget(records: Iterable[Mapping[str, Any]], budget: int | float | str) -> list[Mapping[str, Any]]:
     """The records that speak for budget T: a task's runs capped at T where it has them, else its
     full-budget runs (the shortcut). Never both: the same attempt run twice is not two attempts."""
     records = list(records)
@@ -70,7 +99,7 @@ def records_for_budget(records: Iterable[Mapping[str, Any]], budget: int | float
     return capped + [r for r in records if r["budget"] is None and r["task"] not in capped_tasks]
 
 
-def task_counts(records: Iterable[Mapping[str, Any]], budget: int | float) -> dict[str, tuple[int, int]]:
+def task_counts(records: Iterable[Mapping[str, Any]], budget: int | float | str) -> dict[str, tuple[int, int]]:
     """Per task, (attempts n, attempts solved within T c) among the records that speak for T."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for record in records_for_budget(records, budget):
@@ -80,7 +109,12 @@ def task_counts(records: Iterable[Mapping[str, Any]], budget: int | float) -> di
     return {task: (n, c) for task, (n, c) in counts.items()}
 
 
-def mean_turns_to_success(records: Iterable[Mapping[str, Any]], budget: int | float) -> float | None:
+def infeasible_tasks(records: Iterable[Mapping[str, Any]], budget: int | float | str) -> set[str]:
+    """The tasks among ``records`` whose shortest solution does not fit in ``budget``."""
+    return {r["task"] for r in records_for_budget(records, budget) if infeasible(r, budget)}
+
+
+def mean_turns_to_success(records: Iterable[Mapping[str, Any]], budget: int | float | str) -> float | None:
     """Mean turns of the attempts solved within T (None when none was)."""
     turns = [r["turns"] for r in records_for_budget(records, budget) if solved_within(r, budget)]
     return float(np.mean(turns)) if turns else None
@@ -88,7 +122,7 @@ def mean_turns_to_success(records: Iterable[Mapping[str, Any]], budget: int | fl
 
 def pass_grid(
     records: Sequence[Mapping[str, Any]],
-    budgets: Sequence[int | float],
+    budgets: Sequence[int | float | str],
     ks: Sequence[int],
     *,
     bootstrap: int = 1000,
@@ -102,18 +136,19 @@ def pass_grid(
         if not counts:
             raise ValueError(f"no episodes for budget {budget!r}")
         mean_turns = mean_turns_to_success(records, budget)
+        unreachable = len(infeasible_tasks(records, budget))
         for k in ks:
             per_task = np.array([pass_at_k(n, c, k) for n, c in counts.values()])
-            low, high = bootstrap_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
+            low, high = mean_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
             cells.append(Cell(budget, k, float(per_task.mean()), low, high, len(counts),
-                              min(n for n, _ in counts.values()), mean_turns))
+                              min(n for n, _ in counts.values()), mean_turns, unreachable))
     return cells
 
 
 def difference_grid(
     records_a: Sequence[Mapping[str, Any]],
     records_b: Sequence[Mapping[str, Any]],
-    budgets: Sequence[int | float],
+    budgets: Sequence[int | float | str],
     ks: Sequence[int],
     *,
     bootstrap: int = 1000,
@@ -127,12 +162,53 @@ def difference_grid(
         common = sorted(set(counts_a) & set(counts_b))
         if not common:
             raise ValueError(f"the two runs share no task at budget {budget!r}")
+        unreachable = len(infeasible_tasks(records_a, budget) & set(common))
         for k in ks:
-            per_task = np.array([pass_at_k(*counts_b[t], k) - pass_at_k(*counts_a[t], k) for t in common])
-            low, high = bootstrap_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
+            pass_a = np.array([pass_at_k(*counts_a[t], k) for t in common])
+            pass_b = np.array([pass_at_k(*counts_b[t], k) for t in common])
+            low, high = difference_ci(pass_a, pass_b, bootstrap=bootstrap, confidence=confidence, seed=seed)
             attempts = min(min(counts_a[t][0], counts_b[t][0]) for t in common)
-            cells.append(Cell(budget, k, float(per_task.mean()), low, high, len(common), attempts, None))
+            cells.append(Cell(budget, k, float((pass_b - pass_a).mean()), low, high, len(common), attempts, None,
+                              unreachable))
     return cells
+
+
+def _z(confidence: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def wilson_interval(mean: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``mean`` observed over ``n`` units."""
+    if n < 1:
+        raise ValueError("the Wilson interval needs n >= 1")
+    z = _z(confidence)
+    z2 = z * z
+    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(max(0.0, mean * (1 - mean) / n + z2 / (4 * n * n)))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_ci(per_task: np.ndarray, *, bootstrap: int = 1000, confidence: float = 0.95,
+            seed: int = 0) -> tuple[float, float]:
+    """The interval of a mean of per-task values in [0, 1] (see ``INTERVAL_METHOD``)."""
+    low, high = bootstrap_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
+    wilson_low, wilson_high = wilson_interval(float(per_task.mean()), len(per_task), confidence)
+    return min(low, wilson_low), max(high, wilson_high)
+
+
+def difference_ci(pass_a: np.ndarray, pass_b: np.ndarray, *, bootstrap: int = 1000, confidence: float = 0.95,
+                  seed: int = 0) -> tuple[float, float]:
+    """The interval of mean(B) - mean(A) over paired tasks (see ``INTERVAL_METHOD``)."""
+    low, high = bootstrap_ci(pass_b - pass_a, bootstrap=bootstrap, confidence=confidence, seed=seed)
+    mean_a, mean_b = float(pass_a.mean()), float(pass_b.mean())
+    low_a, high_a = wilson_interval(mean_a, len(pass_a), confidence)
+    low_b, high_b = wilson_interval(mean_b, len(pass_b), confidence)
+    difference = mean_b - mean_a
+    newcombe_low = difference - math.sqrt((mean_b - low_b) ** 2 + (high_a - mean_a) ** 2)
+    newcombe_high = difference + math.sqrt((high_b - mean_b) ** 2 + (mean_a - low_a) ** 2)
+    return max(-1.0, min(low, newcombe_low)), min(1.0, max(high, newcombe_high))
 
 
 def bootstrap_ci(per_task: np.ndarray, *, bootstrap: int = 1000, confidence: float = 0.95,

@@ -14,8 +14,11 @@ from typing import Any, Mapping, Sequence
 from budgetgym.eval._extras import require
 
 
-def budget_label(budget: int | float) -> str:
-    """``0.25`` -> ``"25%"`` (a share of the full budget), ``6`` -> ``"6 turns"``."""
+def budget_label(budget: int | float | str) -> str:
+    """``0.25`` -> ``"25%"`` (a share of the full budget), ``6`` -> ``"6 turns"``, ``"1.5x"`` (a multiple
+    of the shortest solution) as it is."""
+    if isinstance(budget, str):
+        return budget
     return f"{budget:.0%}" if isinstance(budget, float) else f"{budget} turns"
 
 
@@ -88,7 +91,7 @@ def plot_pass_curves(summary: Mapping[str, Any], path: str | Path) -> Path:
         axis.grid(alpha=0.3)
         axis.set_title(_title(group), fontsize=9)
         axis.legend(fontsize=8, loc="lower right")
-    figure.suptitle("Pass@K per turn budget T (bands: bootstrap CI over tasks)", fontsize=10)
+    figure.suptitle("Pass@K per turn budget T (bands: 95% intervals over tasks)", fontsize=10)
     figure.savefig(path, dpi=110)
     return Path(path)
 

@@ -11,7 +11,8 @@ from typing import Any, Mapping, Sequence
 
 from budgetgym.core.jsonl import Record
 from budgetgym.eval._extras import require
-from budgetgym.eval.metrics import difference_grid, pass_grid
+from budgetgym.eval.episode_log import budget_key
+from budgetgym.eval.metrics import INTERVAL_METHOD, difference_grid, pass_grid
 from budgetgym.eval.plots import budget_label, plot_difference_heatmaps, plot_pass_curves, plot_pass_heatmaps
 from budgetgym.eval.sweep import DEFAULT_BUDGETS
 
@@ -22,7 +23,12 @@ SHORTCUT_NOTE = (
     "succeeded at (the single-run shortcut)."
 )
 CSV_FIELDS = ("env", "agent", "reveal", "budget", "k", "pass", "ci_low", "ci_high", "tasks", "attempts",
-              "mean_turns_to_success")
+              "mean_turns_to_success", "infeasible_tasks")
+INFEASIBLE_NOTE = ("* some tasks cannot be solved within this budget (it is below their shortest solution); the cell "
+                   "counts them as failures. Budgets in solution lengths (1x, 1.5x) are feasible for every task.")
+BLIND_NOTE = ("{agent} cannot see budgets: it acts the same whatever is revealed, and attempt i meets the same "
+              "seeds under every reveal mode, so this difference is zero by construction; the budget-aware agent "
+              "(budget-aware:P) or a served model shows what revealing the budget changes")
 
 
 def group_records(records: Sequence[Record]) -> dict[tuple[str, str, str], list[Record]]:
@@ -33,19 +39,25 @@ def group_records(records: Sequence[Record]) -> dict[tuple[str, str, str], list[
     return dict(groups)
 
 
+def grid_order(budget: int | float | str) -> tuple[int, float]:
+    """The order of budgets in a grid: solution lengths (1x, 1.5x), then shares of the full budget, then turns."""
+    kind, value, _ = budget_key(budget)
+    return ({3: 0, 2: 1, 1: 2}[kind], value)
+
+
 def infer_grid(records: Sequence[Record]) -> tuple[list[int | float], list[int]]:
     """The (T, K) grid a file supports: the budgets run with a cap (the default grid when every run
     was a full-budget one), and the powers of two up to the fewest attempts any task had."""
-    budgets = sorted({r["budget"] for r in records if r["budget"] is not None}, key=float)
+    budgets = sorted({r["budget"] for r in records if r["budget"] is not None}, key=grid_order)
     attempts: dict[tuple[Any, ...], int] = defaultdict(int)
     for record in records:
-        attempts[(record["env"], record["agent"], record["reveal"], record["budget"], record["task"])] += 1
+        attempts[(record["env"], record["agent"], record["reveal"], budget_key(record["budget"]), record["task"])] += 1
     fewest = min(attempts.values())
     ks = [2 ** i for i in range(fewest.bit_length()) if 2 ** i <= fewest]
     return (budgets or list(DEFAULT_BUDGETS)), ks
 
 
-def summarize(records: Sequence[Record], budgets: Sequence[int | float] | None = None,
+def summarize(records: Sequence[Record], budgets: Sequence[int | float | str] | None = None,
               ks: Sequence[int] | None = None, *, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
     """The JSON-able summary: Pass@(K,T) cells per (env, agent, reveal), and reveal modes side by side."""
     if not records:
@@ -58,8 +70,15 @@ def summarize(records: Sequence[Record], budgets: Sequence[int | float] | None =
     for (env, agent, reveal), group in by_group.items():
         cells = pass_grid(group, budgets, ks, bootstrap=bootstrap, seed=seed)
         groups.append({"env": env, "agent": agent, "reveal": reveal, "episodes": len(group),
+                       "tasks": len({r["task"] for r in group}),
+                       "splits": sorted({str(r.get("split", "?")) for r in group}),
+                       "agent_config": group[0].get("agent_config"),
+                       "reads_budget": bool(group[0].get("reads_budget", False)),
                        "shortcut": any(r["budget"] is None for r in group), "cells": [c.as_dict() for c in cells]})
-    summary: dict[str, Any] = {"budgets": budgets, "ks": ks, "groups": groups, "episodes": len(records)}
+    summary: dict[str, Any] = {"budgets": budgets, "ks": ks, "groups": groups, "episodes": len(records),
+                               "interval": INTERVAL_METHOD}
+    if any(c["infeasible_tasks"] for g in groups for c in g["cells"]):
+        summary["infeasible_note"] = INFEASIBLE_NOTE
     shortcut = [g for g in groups if g["shortcut"]]
     if shortcut:
         saved = sum(g["episodes"] for g in shortcut) * (len(budgets) - 1)
@@ -77,8 +96,10 @@ def _reveal_comparison(by_group: Mapping[tuple[str, str, str], list[Record]], bu
         if reveal == "none" or unannounced is None:
             continue
         cells = difference_grid(unannounced, records, budgets, ks, bootstrap=bootstrap, seed=seed)
-        groups.append({"env": env, "agent": agent, "reveal": f"{reveal} - none",
-                       "cells": [c.as_dict() for c in cells]})
+        entry = {"env": env, "agent": agent, "reveal": f"{reveal} - none", "cells": [c.as_dict() for c in cells]}
+        if not any(r.get("reads_budget") for r in records):
+            entry["note"] = BLIND_NOTE.format(agent=agent)
+        groups.append(entry)
     if not groups:
         return None
     return {"a": "unannounced cap", "b": "announced cap", "budgets": list(budgets), "ks": list(ks),
@@ -86,23 +107,25 @@ def _reveal_comparison(by_group: Mapping[tuple[str, str, str], list[Record]], bu
 
 
 def compare(records_a: Sequence[Record], records_b: Sequence[Record], *, label_a: str | None = None,
-            label_b: str | None = None, budgets: Sequence[int | float] | None = None,
+            label_b: str | None = None, budgets: Sequence[int | float | str] | None = None,
             ks: Sequence[int] | None = None, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Pass@(K,T) of B minus A for every (env, reveal) both runs have, paired over common tasks."""
     groups_a, groups_b = _by_env_reveal(records_a, "A"), _by_env_reveal(records_b, "B")
     common = [key for key in groups_a if key in groups_b]
     if not common:
         raise ValueError("the two runs share no (env, reveal) pair to compare")
-    grid_budgets, grid_ks = infer_grid([r for key in common for r in (*groups_a[key], *groups_b[key])])
-    budgets = list(budgets) if budgets is not None else grid_budgets
-    ks = sorted(ks) if ks is not None else grid_ks
+    # Each run's grid on its own: pooling them would count a task's attempts twice.
+    budgets_a, ks_a = infer_grid([r for key in common for r in groups_a[key]])
+    budgets_b, ks_b = infer_grid([r for key in common for r in groups_b[key]])
+    budgets = list(budgets) if budgets is not None else [b for b in budgets_a if b in budgets_b] or budgets_a
+    ks = sorted(ks) if ks is not None else [k for k in ks_a if k in ks_b]
     groups = []
     for env, reveal in common:
         cells = difference_grid(groups_a[(env, reveal)], groups_b[(env, reveal)], budgets, ks,
                                 bootstrap=bootstrap, seed=seed)
         groups.append({"env": env, "reveal": reveal, "cells": [c.as_dict() for c in cells]})
     return {"a": label_a or records_a[0]["agent"], "b": label_b or records_b[0]["agent"], "budgets": budgets,
-            "ks": ks, "groups": groups}
+            "ks": ks, "groups": groups, "interval": INTERVAL_METHOD}
 
 
 def _by_env_reveal(records: Sequence[Record], which: str) -> dict[tuple[str, str], list[Record]]:
@@ -178,15 +201,23 @@ def print_summary(summary: Mapping[str, Any], console: Any = None) -> None:
         table.add_column("turns to success", justify="right")
         for budget in summary["budgets"]:
             cells = {c["k"]: c for c in group["cells"] if c["budget"] == budget}
-            turns = next(iter(cells.values()))["mean_turns_to_success"]
-            table.add_row(budget_label(budget),
+            first = next(iter(cells.values()))
+            turns = first["mean_turns_to_success"]
+            mark = "*" if first.get("infeasible_tasks") else ""
+            table.add_row(budget_label(budget) + mark,
                           *(f"{cells[k]['pass']:.2f} [{cells[k]['ci_low']:.2f}, {cells[k]['ci_high']:.2f}]"
                             for k in summary["ks"]),
                           "-" if turns is None else f"{turns:.1f}")
         console.print(table)
+        console.print(f"[dim]tasks: {group.get('tasks', '?')} from split {', '.join(group.get('splits', ['?']))}"
+                      "[/dim]", soft_wrap=True)
     if summary.get("reveal_comparison"):
         print_reveal_side_by_side(summary, console)
         print_comparison(summary["reveal_comparison"], console)
+    if summary.get("infeasible_note"):
+        console.print(f"[dim]{summary['infeasible_note']}[/dim]", soft_wrap=True)
+    if summary.get("interval"):
+        console.print(f"[dim]Intervals: {summary['interval']}.[/dim]", soft_wrap=True)
     if summary.get("shortcut"):
         console.print(f"[dim]Note: {summary['shortcut']['note']} Episodes saved: "
                       f"{summary['shortcut']['episodes_saved']}.[/dim]", soft_wrap=True)
@@ -229,6 +260,8 @@ def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None
             table.add_row(budget_label(budget), *(f"{cells[k]['pass']:+.2f} [{cells[k]['ci_low']:+.2f}, "
                                                   f"{cells[k]['ci_high']:+.2f}]" for k in comparison["ks"]))
         console.print(table)
+        if group.get("note"):
+            console.print(f"[dim]Note: {group['note']}.[/dim]", soft_wrap=True)
 
 
 def _console() -> Any:

@@ -7,6 +7,11 @@ This single-run shortcut saves a factor of about the number of budgets; it holds
 that does not read ``info["budget"]``, which none of budgetgym's agents does. Announced caps
 (``"total"``, ``"remaining"``) change what the agent sees, so they get one run per T.
 
+Budgets are turns (``8``), shares of a task's full budget (``0.5``) or multiples of its shortest
+solution (``"1.5x"``, from ``oracle_turns``). The default grid is in solution lengths, so every cell
+is feasible: the oracle scores 1.00 in each. By default a sweep runs the env's ``test`` split (where
+it has one) and every record says which split its task is from.
+
 Every episode's seed is derived from the sweep seed, the env, the task and the attempt, not from T
 or the reveal mode: attempt i meets the same env and agent randomness under every budget (common
 random numbers), which makes differences between budgets and reveal modes paired comparisons.
@@ -25,14 +30,18 @@ import gymnasium as gym
 from budgetgym.core.env import text_env
 from budgetgym.core.jsonl import EpisodeRecord
 from budgetgym.eval.agents.base import Agent
-from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key, sort_key
+from budgetgym.eval.agents.base import agent_config, prepare_agent, reads_budget
+from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_jobs
 from budgetgym.eval.progress import progress_bar
 from budgetgym.wrappers import REVEAL_MODES, TurnBudget, cap_for, check_budget
 
 DEFAULT_KS = (1, 2, 4, 8)
-DEFAULT_BUDGETS = (0.25, 0.5, 0.75, 1.0)
+#: In units of each task's shortest solution, and the full budget: feasible in every cell.
+DEFAULT_BUDGETS: tuple[int | float | str, ...] = ("1x", "1.25x", "1.5x", "2x", 1.0)
+#: The split a sweep runs when none is named, where the env has it.
+DEFAULT_SPLIT = "test"
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,8 @@ class SweepResult:
     ran: int  # episodes run by this call (the rest came from the file)
     planned: int
     path: Path | None
+    duplicates_dropped: int = 0  # duplicate lines of the file that resume dropped
+    splits: tuple[str, ...] = ()  # the splits of the tasks this sweep ran
 
 
 def derive_seed(*parts: Any) -> int:
@@ -54,28 +65,45 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 
 def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
-    """Task ids from ``tasks``: None (all of the env's tasks), a split name or one task id, an int
-    (the first n), or a list of ids."""
+    """Task ids from ``tasks``: None (the ``test`` split where the env has one, else all of its
+    tasks), ``"all"``, a split name or one task id, an int (the first n of the default), or a list
+    of ids."""
     selected = text_env(env).tasks
+    default = selected.select(DEFAULT_SPLIT) if DEFAULT_SPLIT in selected.splits else selected
     if tasks is None:
+        return list(default.ids)
+    if tasks == "all":
         return list(selected.ids)
     if isinstance(tasks, str):
         return [tasks] if tasks in text_env(env).all_tasks else list(selected.select(tasks).ids)
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         if tasks < 1:
             raise ValueError(f"tasks as a count must be >= 1, got {tasks}")
-        return list(selected.ids[:tasks])
+        return list(default.ids[:tasks])
     ids = list(tasks)
     for task_id in ids:
         text_env(env).all_tasks.get(task_id)  # raises a KeyError that lists some valid ids
     return ids
 
 
-def plan_sweep(env_id: str, agent_name: str, task_budgets: dict[str, int], attempts: int,
-               budgets: Sequence[int | float], reveals: Sequence[str], seed: int, shortcut: bool = True) -> list[Job]:
-    """The episodes of a sweep, in canonical order. ``task_budgets`` maps task id to its full budget."""
+def task_facts(env: gym.Env[str, str], task_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per task: its full budget, its shortest solution (None where the env does not say) and split."""
+    facts = {}
+    for task_id in task_ids:
+        task = text_env(env).all_tasks.get(task_id)
+        oracle_turns = getattr(task, "oracle_turns", None)
+        facts[task_id] = {"max_turns": task.max_turns, "split": task.split,
+                          "oracle_turns": oracle_turns if isinstance(oracle_turns, int) else None}
+    return facts
+
+
+def plan_sweep(env_id: str, agent_name: str, tasks: dict[str, dict[str, Any]], attempts: int,
+               budgets: Sequence[int | float | str], reveals: Sequence[str], seed: int,
+               shortcut: bool = True) -> list[Job]:
+    """The episodes of a sweep, in canonical order. ``tasks`` maps task id to :func:`task_facts`."""
     jobs = []
-    for task_id, full_budget in task_budgets.items():
+    for task_id, facts in tasks.items():
+        full_budget, oracle_turns = facts["max_turns"], facts["oracle_turns"]
         for reveal in reveals:
             caps: Sequence[int | float | None] = [None] if (reveal == "none" and shortcut) else budgets
             for budget in caps:
@@ -83,10 +111,10 @@ def plan_sweep(env_id: str, agent_name: str, task_budgets: dict[str, int], attem
                     jobs.append({
                         "env": env_id, "agent": agent_name, "task": task_id, "reveal": reveal, "budget": budget,
                         "attempt": attempt, "seed": derive_seed(seed, env_id, task_id, attempt),
-                        "max_turns": full_budget,
-                        "cap": full_budget if budget is None else cap_for(budget, full_budget),
+                        "max_turns": full_budget, "oracle_turns": oracle_turns, "split": facts["split"],
+                        "cap": full_budget if budget is None else cap_for(budget, full_budget, oracle_turns),
                     })
-    jobs.sort(key=sort_key)
+    jobs.sort(key=episode_key)
     return jobs
 
 
@@ -98,8 +126,8 @@ def run_sweep_episode(worker: Worker, job: Job) -> EpisodeRecord:
         # A fresh wrapper around the worker's one env: wrapping is cheap, building an env is not.
         env = TurnBudget(env, job["budget"], reveal=job["reveal"])
     result = play_episode(env, agent, seed=job["seed"], options={"task_id": job["task"]})
-    return {**job, "turns": result.turns, "success": result.success, "reward": result.reward,
-            "actions": result.actions}
+    return {**job, "agent_config": agent_config(agent), "reads_budget": reads_budget(agent), "turns": result.turns, "success": result.success,
+            "reward": result.reward, "actions": result.actions, "steps": result.steps}
 
 
 def run_sweep(
@@ -107,7 +135,7 @@ def run_sweep(
     agent: Agent,
     tasks: Any = None,
     k: int | Sequence[int] = DEFAULT_KS,
-    budgets: Sequence[int | float] = DEFAULT_BUDGETS,
+    budgets: Sequence[int | float | str] = DEFAULT_BUDGETS,
     reveal: str | Sequence[str] = "none",
     seed: int = 0,
     executor: Any = "serial",
@@ -121,12 +149,16 @@ def run_sweep(
     """Run a Pass@(K,T) sweep of ``agent`` on ``env_id``.
 
     Args:
-        tasks: None (all tasks), a split, an int (the first n tasks) or a list of task ids.
+        tasks: None (the ``test`` split where the env has one, else all), ``"all"``, a split, an int
+            (the first n tasks of the default) or a list of task ids.
         k: the K of the grid; each task gets ``n`` attempts per budget (default ``max(k)``).
-        budgets: the T of the grid: ints (turns) or floats in (0, 1] (shares of each task's budget).
+        budgets: the T of the grid: ints (turns), floats in (0, 1] (shares of each task's full
+            budget) or strings ``"1.5x"`` (multiples of each task's shortest solution).
         reveal: one mode or several of ``"none"``, ``"total"``, ``"remaining"``.
         executor: ``"serial"``, ``"threads"``, ``"processes"``, ``"ray"``, or an executor object.
-        out: the JSON-lines file; episodes already in it are kept and not run again (resume).
+        out: the JSON-lines file; episodes already in it are kept and not run again (resume, which
+            refuses a file written by another agent configuration). The file is locked while the
+            sweep runs (see :mod:`budgetgym.eval.episode_log`).
         shortcut: under ``reveal="none"``, one full-budget run serves every T (see the module doc).
         env_kwargs: passed to ``gym.make`` (e.g. ``split``).
 
@@ -143,10 +175,11 @@ def run_sweep(
         raise ValueError("budgets must not be empty")
     for budget in budgets:
         check_budget(budget)
-    if len({float(b) for b in budgets}) != len(budgets):
+    if len({float(b) for b in budgets if not isinstance(b, str)}) + len({b for b in budgets if isinstance(b, str)}) \
+            != len(budgets):
         # Records, files and reports tell T apart by value: 1 (one turn) and 1.0 (the full budget)
         # would be the same key.
-        raise ValueError(f"budgets must be distinct numbers, got {budgets!r} (1 is one turn, 1.0 the full budget: "
+        raise ValueError(f"budgets must be distinct, got {budgets!r} (1 is one turn, 1.0 the full budget: "
                          "use one of them)")
     reveals = tuple(dict.fromkeys(_as_tuple(reveal)))
     for mode in reveals:
@@ -156,40 +189,75 @@ def run_sweep(
     probe_env = gym.make(env_id, **(env_kwargs or {}))
     try:
         task_ids = select_tasks(probe_env, tasks)
-        task_budgets = {t: text_env(probe_env).all_tasks.get(t).max_turns for t in task_ids}
+        facts = task_facts(probe_env, task_ids)
     finally:
         probe_env.close()
-    jobs = plan_sweep(env_id, agent.name, task_budgets, attempts, budgets, reveals, seed, shortcut)
+    unknown = sorted(t for t, f in facts.items() if f["oracle_turns"] is None)
+    multiples = [b for b in budgets if isinstance(b, str)]
+    if multiples and unknown:
+        raise ValueError(f"budgets {', '.join(multiples)} are in solution lengths, but {len(unknown)} tasks of {env_id} "
+                         f"record no oracle_turns (e.g. {unknown[0]}): give --budgets as turns or shares (0.5)")
+    jobs = plan_sweep(env_id, agent.name, facts, attempts, budgets, reveals, seed, shortcut)
+    config = agent_config(agent)
+    prepare_agent(agent)
+    setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
+    records, ran, dropped = run_logged(
+        executor, run_sweep_episode, setup, jobs, out, key=episode_key,
+        check=lambda job, record: _already_done(job, config, record),
+        description=f"{env_id.rsplit('/', 1)[-1]} {agent.name}", progress=progress)
+    return SweepResult(records, ran, len(jobs), Path(out) if out is not None else None, dropped,
+                       tuple(sorted({f["split"] for f in facts.values()})))
 
-    log = EpisodeLog(out) if out is not None else None
+
+def run_logged(executor: Any, work: Any, setup: WorkerSetup, jobs: Sequence[Job], out: str | Path | None, *,
+               key: Any, check: Any, description: str, progress: bool, unit: str = "ep",
+               required: Sequence[str] | None = None) -> tuple[list[Record], int, int]:
+    """Run the ``jobs`` whose records are not in ``out`` yet (``check(job, record)`` vets a record
+    found there, raising when it is from another run), appending each record as it arrives.
+
+    Returns the records of every job (in ``key`` order), how many ran now, and how many duplicate
+    lines the file held (dropped)."""
+    log = EpisodeLog(out, key, *(() if required is None else (required,))) if out is not None else None
     done = log.open() if log is not None else {}
+    fresh: list[Record] = []
     try:
-        todo = [job for job in jobs if not _already_done(job, done)]
-        setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
-        fresh: list[Record] = []
-        with progress_bar(len(todo), f"{env_id} {agent.name}", enabled=progress and bool(todo)) as advance:
-            for record in run_jobs(executor, run_sweep_episode, setup, todo):
+        todo = [job for job in jobs if key(job) not in done or not check(job, done[key(job)])]
+        with progress_bar(len(todo), description, enabled=progress and bool(todo), unit=unit) as advance:
+            for record in run_jobs(executor, work, setup, todo):
                 if log is not None:
                     log.append(record)
                 fresh.append(record)
                 advance(1)
-    finally:
+    except BaseException:
         if log is not None:
             log.close()
+        raise
     if log is not None:
         log.finalize()
-    planned = {episode_key(job) for job in jobs}
-    records = sorted([r for r in done.values() if episode_key(r) in planned] + fresh, key=sort_key)
-    return SweepResult(records, len(fresh), len(jobs), Path(out) if out is not None else None)
+    planned = {key(job) for job in jobs}
+    records = sorted([r for k, r in done.items() if k in planned] + fresh, key=key)
+    return records, len(fresh), log.duplicates_dropped if log is not None else 0
 
 
-def _already_done(job: Job, done: dict[tuple[Any, ...], Record]) -> bool:
-    record = done.get(episode_key(job))
-    if record is None:
-        return False
+def config_difference(old: Any, new: Any) -> str:
+    """The fields in which two agent configurations differ, as ``name: old -> new``."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return f"{old!r} -> {new!r}"
+    names = sorted(set(old) | set(new))
+    return ", ".join(f"{name}: {old.get(name)!r} -> {new.get(name)!r}" for name in names
+                     if old.get(name) != new.get(name))
+
+
+def _already_done(job: Job, config: dict[str, Any], record: Record) -> bool:
+    """Whether ``record`` (from the file) is ``job`` done by this agent; raises when it is another run's."""
     if record.get("agent") != job["agent"] or record.get("seed") != job["seed"]:
         raise ValueError(
-            f"the episode file already holds {episode_key(job)} from another sweep (agent "
+            f"the episode file already holds {job['task']} from another sweep (agent "
             f"{record.get('agent')!r}, seed {record.get('seed')!r}); resume only with the same agent and seed, "
-            "or write to a new file")
+            "or write to another --out")
+    recorded = record.get("agent_config")
+    if recorded is not None and recorded != config:
+        raise ValueError(f"the episode file was written by another configuration of {job['agent']} "
+                         f"({config_difference(recorded, config)}); resume only with the same options, "
+                         "or write to another --out")
     return True

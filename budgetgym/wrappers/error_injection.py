@@ -10,16 +10,26 @@ import numpy as np
 from gymnasium.utils import seeding
 
 
+def render_prefix(env: Any) -> str:
+    """The episode so far as one text: the first observation, then each turn as the env renders it
+    (``> action`` and the observation), separated by blank lines."""
+    parts = [env.first_observation] + [f"> {action}\n{observation}" for action, observation in env.transcript]
+    return "\n\n".join(parts)
+
+
 class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
     """On reset, restore a curated failure state: a snapshot whose history holds a known mistake.
 
     A failure state is a record ``{id, task_id, kind, description, error_step, snapshot}`` (the
     family's ``failure_states.jsonl``, or the ``states`` given); ``error_step`` is the 0-based index,
     in the snapshot's transcript, of the mistaken action. With probability ``p`` a reset
-    restores one of them, chosen uniformly with this wrapper's own seeded generator, and returns the
-    observation after the mistake with ``info["injected_error"] = {"id", "kind", "description",
-    "step"}`` and ``info["history"]`` (the prefix's ``[{"action", "observation"}, ...]``, so an LLM
-    sees what it did). Otherwise the reset is the env's own.
+    restores one of them, chosen uniformly with this wrapper's own seeded generator, and returns an
+    observation that holds everything an agent that sees only observations needs: the episode's
+    first observation (the instructions and the first request) and every turn of the prefix, each
+    rendered as the env renders a turn (``> action`` then its observation), the mistake's included;
+    see :func:`render_prefix`. ``info["injected_error"] = {"id", "kind", "description", "step"}``
+    and ``info["history"]`` lists the same: ``{"action": None, "observation": first}`` and then
+    the prefix's ``{"action", "observation"}`` pairs. Otherwise the reset is the env's own.
 
     Tasks with no failure state of the asked kinds are skipped when the task is drawn; naming such a
     task in ``reset(options={"task_id": ...})`` raises a ``ValueError`` that says which tasks have
@@ -77,13 +87,19 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
         candidates = self._candidates(options)
         record = candidates[int(self._rng.integers(len(candidates)))]
         observation, info = self.env.reset(seed=seed, options={"snapshot": record["snapshot"]})
+        base = text_env(self.env)
+        last = base.transcript[-1][1] if base.transcript else base.first_observation
+        # Wrappers inside this one may have added text after the last observation (kept at the end).
+        suffix = observation[len(last):] if observation.startswith(last) else ""
+        observation = render_prefix(base) + suffix
         info["injected_error"] = {
             "id": record["id"],
             "kind": record["kind"],
             "description": record.get("description", ""),
             "step": record.get("error_step"),
         }
-        info["history"] = [{"action": a, "observation": o} for a, o in record["snapshot"]["transcript"]]
+        info["history"] = [{"action": None, "observation": base.first_observation}] + \
+            [{"action": a, "observation": o} for a, o in base.transcript]
         return observation, info
 
     def _candidates(self, options: Mapping[str, Any]) -> list[Mapping[str, Any]] | tuple[Mapping[str, Any], ...]:

@@ -403,6 +403,27 @@ def test_arguments_that_would_compute_for_minutes_are_refused(call):
     assert bounded[4]["action_valid"] is True
 
 
+@needs_bfcl
+def test_ground_truth_steps_count_whether_or_not_the_oracle_was_asked():
+    """The ground truth is parsed only when the oracle is asked; a ground-truth step the agent made
+    earlier in the turn still counts then (here the two 32- and 2-call steps of a 34-call turn)."""
+    task_id = "multi_turn_long_context_38"
+    asked, silent = _env(categories=("long_context",)), _env(categories=("long_context",))
+    asked.reset(options={"task_id": task_id})
+    silent.reset(options={"task_id": task_id})
+    for _ in range(2):
+        action = asked.oracle_action()
+        assert not action.startswith(("Done", "I cannot"))
+        for env in (asked, silent):
+            env.step(action)
+    assert silent.oracle_action() == asked.oracle_action() == "Done."
+    assert silent._ground_truth_parsed and asked._ground_truth_parsed
+    fresh = _env(categories=("long_context",))
+    fresh.reset(options={"task_id": task_id})
+    fresh.step(action)  # the second step alone is not the turn's first ground-truth step
+    assert fresh.oracle_action() != "Done."
+
+
 # ------------------------------------------------------------------ bounds on BFCL's code
 
 

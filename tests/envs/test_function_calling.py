@@ -482,6 +482,25 @@ def test_an_integral_float_for_an_integer_parameter_acts_as_the_integer():
     assert info["action_valid"] and as_float == as_int and state_of(envs[0]) == state_of(envs[1])
 
 
+def test_the_oracle_skips_a_lookup_made_in_any_spelling_and_after_a_restore():
+    """Lookups made are found by value (key order, 2 and 2.0 alike), also when they were made before
+    a fast restore; the oracle's answer does not depend on having been asked before."""
+    task_id = first_task(lambda t: len(t["turns"][0]["lookups"]) >= 2)
+    lookup = TASKS.get(task_id)["turns"][0]["lookups"][0]
+    reordered = json.dumps({"arguments": dict(reversed(list(lookup["arguments"].items()))), "name": lookup["name"]})
+    asked, silent = make(), make()
+    asked.reset(options={"task_id": task_id})
+    silent.reset(options={"task_id": task_id})
+    first = asked.unwrapped.oracle_action()
+    for env in (asked, silent):
+        env.step(reordered)
+    assert asked.unwrapped.oracle_action() == silent.unwrapped.oracle_action() != first
+    snapshot = silent.unwrapped.snapshot()
+    fresh = make()
+    fresh.reset(options={"snapshot": snapshot})
+    assert fresh.unwrapped.oracle_action() == silent.unwrapped.oracle_action()
+
+
 # ---------------------------------------------------------------------------- scoring speed
 
 

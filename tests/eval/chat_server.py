@@ -2,6 +2,11 @@
 
 Replies are scripted: a queue of ``(status, body)`` pairs, or a ``responder(request) -> body``
 used when the queue is empty. It checks the path, the API key and the model as a server would.
+
+``llama=True`` makes it behave as llama-cpp-python's server does (checked against a real one): a
+message whose ``content`` is ``null`` without tool calls, or an assistant message with ``null``
+content, is answered with HTTP 500 and a pydantic validation error; with ``drop_tools=True`` (its
+default chat format) ``tools`` are accepted and silently dropped before the model sees the request.
 """
 
 from __future__ import annotations
@@ -34,18 +39,43 @@ def error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "error", "code": None}}
 
 
+def llama_validation_error(index: int) -> dict[str, Any]:
+    """The body llama-cpp-python's server sends (with HTTP 500) for a message with null content."""
+    return {"error": {"message": f"1 validation error for ChatCompletionRequestAssistantMessage\nmessages.{index}."
+                                 "content\n  Input should be a valid string [type=string_type, input_value=None, "
+                                 "input_type=NoneType]",
+                      "type": "internal_server_error", "param": None, "code": None}}
+
+
 def counter_solver(request: dict[str, Any]) -> dict[str, Any]:
     """A 'model' that solves the toy counter task from the conversation: deterministic, so sweeps
     through it are comparable across executors."""
     text = "\n".join(str(m.get("content") or "") for m in request["messages"])
-    target = int(re.search(r"Reach (\d+)", text).group(1))
+    task = re.search(r"Reach (\d+)", text)
+    if task is None and request.get("tools"):  # asked to call a tool outside a task: call the first one
+        return completion(tool_calls=[(request["tools"][0]["function"]["name"], {})])
+    target = int(task.group(1))
     values = re.findall(r"Counter: (\d+)", text)
     value = int(values[-1]) if values else 0
     return completion(tool_calls=[("add", {"n": max(1, min(3, target - value))})])
 
 
+def blind_counter_solver(request: dict[str, Any]) -> dict[str, Any]:
+    """A 'model' that calls tools only where it can see them: native tools, or tools written into
+    the system prompt (text mode, answered in text). Without either it chats, as a small model does."""
+    if request.get("tools"):
+        return counter_solver(request)
+    if "Tools:" in str(request["messages"][0].get("content") or ""):
+        call = counter_solver(request)["choices"][0]["message"]["tool_calls"][0]["function"]
+        return completion(f'<tool_call>{{"name": "add", "arguments": {call["arguments"]}}}</tool_call>')
+    return completion("Hello! How can I help you today?")
+
+
 class ChatServer:
-    def __init__(self, responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None, *, llama: bool = False,
+                 drop_tools: bool = False) -> None:
+        self.llama = llama
+        self.drop_tools = drop_tools
         self.replies: deque[tuple[int, Any]] = deque()
         self.requests: list[dict[str, Any]] = []
         self.responder = responder
@@ -72,6 +102,13 @@ class ChatServer:
     def _next(self, request: dict[str, Any]) -> tuple[int, Any]:
         with self._lock:
             self.requests.append(request)
+        if self.llama:
+            for index, message in enumerate(request.get("messages", [])):
+                if message.get("content") is None and message.get("role") in ("assistant", "user", "system", "tool"):
+                    return 500, llama_validation_error(index)
+            if self.drop_tools:
+                request = {key: value for key, value in request.items() if key not in ("tools", "tool_choice")}
+        with self._lock:
             if self.replies:
                 return self.replies.popleft()
         if self.responder is not None:
@@ -102,6 +139,9 @@ class ChatServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client is gone (killed, interrupted)
+                    pass
 
         return Handler

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import gymnasium as gym
 
+from budgetgym.eval.agents import NoisyOracleAgent
 from registered import TOY_ID  # registers the toy env
 
 TESTS_DIR = Path(__file__).resolve().parent.parent
@@ -19,3 +22,27 @@ def failure_state(state_id: str, task_id: str, kind: str, actions: list[str], se
         env.step(action)
     return {"id": state_id, "task_id": task_id, "kind": kind, "description": f"{kind} on {task_id}",
             "error_step": len(actions) - 1, "snapshot": env.unwrapped.snapshot()}
+
+
+def where(worker, job: dict) -> dict:
+    """A job's record naming the process and the env object that ran it (executor tests)."""
+    time.sleep(0.01)  # long enough that every worker of a pool gets some of the jobs
+    return {"i": job["i"], "pid": os.getpid(), "env": id(worker.env.unwrapped)}
+
+
+def toy_tasks(n: int) -> list[str]:
+    """The first ``n`` toy task ids of both splits (a sweep's default is the test split only)."""
+    return [f"toy-{i:02d}" for i in range(n)]
+
+
+class SlowAgent(NoisyOracleAgent):
+    """A noisy oracle slowed down so that a kill lands mid-sweep (same name and configuration, so
+    its episodes resume with the plain one; importable by worker processes)."""
+
+    def __init__(self, p: float, delay: float = 0.05) -> None:
+        super().__init__(p)
+        self.delay = delay
+
+    def act(self, observation, info):
+        time.sleep(self.delay)
+        return super().act(observation, info)

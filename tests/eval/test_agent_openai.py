@@ -9,7 +9,8 @@ from budgetgym.eval.agents import AgentError, OpenAIChatAgent
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import ProcessExecutor, ThreadExecutor
 from budgetgym.eval.sweep import run_sweep
-from chat_server import API_KEY, MODEL, ChatServer, completion, counter_solver, error
+from budgetgym.eval.episode_log import read_records
+from chat_server import API_KEY, MODEL, ChatServer, blind_counter_solver, completion, counter_solver, error
 from eval_support import TOY_ID
 
 pytest.importorskip("openai")
@@ -87,14 +88,118 @@ def test_persistent_server_errors_give_up_with_a_clear_error():
     assert len(server.requests) == 3
 
 
-def test_server_down():
+def test_a_refused_connection_fails_at_once_with_the_url_and_a_hint():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    agent = OpenAIChatAgent(MODEL, base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, max_retries=1,
-                            backoff=0.001)
-    with pytest.raises(AgentError, match="cannot reach http://127.0.0.1:.* is the server running"):
+    # A retry would sleep for an hour: the test finishing at all shows there was none.
+    agent = OpenAIChatAgent(MODEL, base_url=f"http://127.0.0.1:{port}/v1", api_key=API_KEY, max_retries=3,
+                            backoff=3600)
+    with pytest.raises(AgentError, match=f"cannot connect to http://127.0.0.1:{port}/v1: the connection was "
+                                         "refused.*--base-url"):
         play_episode(gym.make(TOY_ID), agent, seed=0, options={"task_id": "toy-00"})
+
+
+def test_llama_server_takes_the_replayed_tool_call_message():
+    # llama-cpp-python answers "content": null with a 500 validation error; the agent sends "".
+    with ChatServer(responder=counter_solver, llama=True) as server:
+        result = play_episode(gym.make(TOY_ID), agent_for(server, tool_mode="native"), seed=0,
+                              options={"task_id": "toy-04"})
+    assert result.success and result.turns == 2
+    replayed = server.requests[1]["messages"][2]
+    assert replayed["role"] == "assistant" and replayed["content"] == "" and replayed["tool_calls"]
+
+
+def test_a_validation_error_is_permanent_whatever_its_status():
+    from chat_server import llama_validation_error
+
+    with ChatServer() as server:
+        server.reply(llama_validation_error(2), 500)
+        # Backoff of an hour: a retry would never finish.
+        with pytest.raises(AgentError, match=r"rejected the request as invalid \(HTTP 500\): 1 validation error"):
+            play_episode(gym.make(TOY_ID), agent_for(server, backoff=3600), seed=0, options={"task_id": "toy-00"})
+        server.reply(error("Field required: messages.1.content"), 422)
+        with pytest.raises(AgentError, match=r"invalid \(HTTP 422\)"):
+            play_episode(gym.make(TOY_ID), agent_for(server, backoff=3600), seed=0, options={"task_id": "toy-00"})
+    assert len(server.requests) == 2
+
+
+def test_auto_mode_falls_back_to_text_when_the_server_drops_tools(tmp_path):
+    # llama-cpp-python's default chat format takes `tools` and drops them: the model chats. Before the
+    # sweep the agent asks the server once to call a tool, gets none, switches to text mode and warns;
+    # every worker then plays in text mode, and the sweep completes.
+    with ChatServer(responder=blind_counter_solver, llama=True, drop_tools=True) as server:
+        agent = agent_for(server)
+        with pytest.warns(RuntimeWarning, match="answered a request to call one without a tool call"):
+            result = run_sweep(TOY_ID, agent, tasks="test", k=(1, 2), budgets=("1x", 1.0), seed=0,
+                               executor=ThreadExecutor(4), out=tmp_path / "episodes.jsonl")
+    assert len(result.records) == 10 and all(r["success"] for r in result.records)
+    assert all(s["mode"] == "text" and s["valid"] for r in result.records for s in r["steps"])
+    assert "tools" in server.requests[0] and all("tools" not in r for r in server.requests[1:])
+    assert "Tools:" in server.requests[-1]["messages"][0]["content"]
+    assert "--tool-mode text" in agent.fallback_reason
+
+
+def test_auto_mode_keeps_native_tools_where_the_server_honours_them(tmp_path):
+    with ChatServer(responder=blind_counter_solver, llama=True) as server:
+        agent = agent_for(server)
+        result = run_sweep(TOY_ID, agent, tasks="test", k=1, budgets=(1.0,), out=tmp_path / "episodes.jsonl")
+    assert all(r["success"] for r in result.records) and agent.fallback_reason is None
+    assert all(s["mode"] == "native" for r in result.records for s in r["steps"])
+
+
+def test_an_episode_without_a_tool_call_also_switches_to_text(tmp_path):
+    # Without the check before a sweep (an agent used directly), a whole episode with native tools and
+    # no tool call in any reply switches the agent to text mode for the following episodes.
+    with ChatServer(responder=blind_counter_solver, llama=True, drop_tools=True) as server:
+        agent = agent_for(server)
+        env = gym.make(TOY_ID)
+        first = play_episode(env, agent, seed=0, options={"task_id": "toy-04"})
+        with pytest.warns(RuntimeWarning, match="no tool call in any reply of a whole episode"):
+            second = play_episode(env, agent, seed=0, options={"task_id": "toy-04"})
+    assert not first.success and {s["mode"] for s in first.steps} == {"native"}
+    assert second.success and {s["mode"] for s in second.steps} == {"text"}
+
+
+def test_episodes_record_each_turn_and_the_agent_configuration(tmp_path):
+    with ChatServer(responder=counter_solver) as server:
+        agent = agent_for(server, tool_mode="native", temperature=0.3, max_tokens=64)
+        result = run_sweep(TOY_ID, agent, tasks=["toy-04"], k=1, budgets=(1.0,), out=tmp_path / "e.jsonl")
+        record = result.records[0]
+        assert record["agent_config"] == {"name": "openai", "model": MODEL, "base_url": server.url,
+                                          "temperature": 0.3, "max_tokens": 64, "tool_mode": "native",
+                                          "send_seed": True}
+        assert len(record["steps"]) == record["turns"] == 2
+        for step in record["steps"]:
+            assert step["valid"] is True and step["error"] is None and step["mode"] == "native"
+            assert step["prompt_tokens"] == 1 and step["completion_tokens"] == 1 and step["latency_s"] >= 0
+        # A rerun with another temperature would report the old results as its own: refused, naming it.
+        hotter = agent_for(server, tool_mode="native", temperature=1.0, max_tokens=64)
+        with pytest.raises(ValueError, match=r"another configuration.*temperature: 0\.3 -> 1\.0"):
+            run_sweep(TOY_ID, hotter, tasks=["toy-04"], k=1, budgets=(1.0,), out=tmp_path / "e.jsonl")
+
+
+def test_invalid_actions_are_recorded_with_their_error(tmp_path):
+    with ChatServer() as server:
+        server.reply(completion("add(n=9)")).reply(completion("add(3)")).reply(completion("add(3)"))
+        result = run_sweep(TOY_ID, agent_for(server, tool_mode="text"), tasks=["toy-04"], k=1, budgets=(1.0,),
+                           out=tmp_path / "e.jsonl")
+    bad, good, _ = result.records[0]["steps"]
+    assert bad["valid"] is False and "maximum" in bad["error"] and bad["mode"] == "text"
+    assert good["valid"] is True and good["error"] is None
+
+
+def test_a_lone_surrogate_from_the_server_round_trips_through_the_episode_file(tmp_path):
+    with ChatServer() as server:
+        server.reply('{"id": "x", "object": "chat.completion", "created": 0, "model": "toy-model", "choices": '
+                     '[{"index": 0, "message": {"role": "assistant", "content": "add(1) \\ud800"}, '
+                     '"finish_reason": "stop"}]}')
+        server.reply(completion("add(3)")).reply(completion("add(3)"))
+        result = run_sweep(TOY_ID, agent_for(server, tool_mode="text"), tasks=["toy-04"], k=1, budgets=(1.0,),
+                           out=tmp_path / "e.jsonl")
+    assert result.records[0]["actions"][0] == "add(1) \ud800" and result.records[0]["success"]
+    assert "\ufffd" in server.requests[1]["messages"][2]["content"]  # what UTF-8 can carry
+    assert read_records(tmp_path / "e.jsonl") == result.records
 
 
 def test_wrong_key_model_and_url_fail_at_once():
@@ -170,8 +275,15 @@ def test_a_sweep_through_the_server_is_the_same_on_processes_and_threads(tmp_pat
         run_sweep(TOY_ID, agent, out=tmp_path / "processes.jsonl", executor=ProcessExecutor(2), **sweep)
         run_sweep(TOY_ID, agent, out=tmp_path / "threads.jsonl", executor=ThreadExecutor(4), **sweep)
     assert all(r["success"] for r in serial.records) and serial.records[0]["agent"] == f"openai:{MODEL}"
-    assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "processes.jsonl").read_bytes()
-    assert (tmp_path / "serial.jsonl").read_bytes() == (tmp_path / "threads.jsonl").read_bytes()
+
+    def without_latency(name):  # the one field that is measured, not computed
+        records = read_records(tmp_path / name)
+        for record in records:
+            for step in record["steps"]:
+                assert step.pop("latency_s") >= 0
+        return records
+
+    assert without_latency("serial.jsonl") == without_latency("processes.jsonl") == without_latency("threads.jsonl")
     assert len(server.requests) == 3 * sum(r["turns"] for r in serial.records)
 
 
@@ -193,3 +305,12 @@ def test_tools_that_change_mid_episode_reach_the_model():
     assert "reset_counter" in json.dumps(native_second["tools"])
     assert "reset_counter" not in text_first["messages"][0]["content"]
     assert "reset_counter" in text_second["messages"][0]["content"]
+
+
+def test_the_recorded_base_url_keeps_no_secrets():
+    from budgetgym.eval.agents.openai_chat import public_url
+
+    assert public_url("https://user:s3cret@api.example.com:8443/v1?key=abc#frag") == "https://api.example.com:8443/v1"
+    agent = OpenAIChatAgent(MODEL, base_url="http://me:pw@127.0.0.1:8000/v1?token=t", api_key="sk-secret")
+    assert "pw" not in json.dumps(agent.config) and "sk-secret" not in json.dumps(agent.config)
+    assert agent.config["base_url"] == "http://127.0.0.1:8000/v1"

@@ -4,8 +4,9 @@ import math
 import gymnasium as gym
 import pytest
 
-from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent, RandomAgent, make_agent
-from budgetgym.eval.agents.scripted import random_value
+from budgetgym.eval.agents import BudgetAwareAgent, NoisyOracleAgent, OracleAgent, RandomAgent, make_agent
+from budgetgym.eval.agents.scripted import random_value, read_revealed_budget
+from budgetgym.wrappers import TurnBudget
 from budgetgym.eval.episodes import play_episode
 from eval_support import TOY_ID
 
@@ -81,3 +82,41 @@ def test_make_agent():
     for bad in ("nope", "noisy-oracle:2", "noisy-oracle:x", "openai:", "oracle:1"):
         with pytest.raises(ValueError):
             make_agent(bad)
+
+
+def test_read_revealed_budget_reads_the_wrappers_texts():
+    env = TurnBudget(gym.make(TOY_ID), 5, reveal="remaining")
+    observation, _ = env.reset(seed=0, options={"task_id": "toy-04"})
+    assert read_revealed_budget(observation) == {"max_turns": 5, "remaining": 5}
+    observation, *_ = env.step("say(text='[Turns remaining: 99 of 99]')")  # the last one shown counts
+    assert read_revealed_budget(observation) == {"max_turns": 5, "remaining": 4}
+    total, _ = TurnBudget(gym.make(TOY_ID), 5, reveal="total").reset(seed=0, options={"task_id": "toy-04"})
+    assert read_revealed_budget(total) == {"max_turns": 5}
+    assert read_revealed_budget("Counter: 3.") == {}
+
+
+def test_the_budget_aware_agent_reads_the_text_never_info_budget():
+    env = gym.make(TOY_ID)
+    observation, info = env.reset(seed=0, options={"task_id": "toy-04"})
+    info = {**info, "budget": {"max_turns": 1, "used": 0, "remaining": 1, "reveal": "none"}}
+    blind, aware = NoisyOracleAgent(1.0), BudgetAwareAgent(1.0)  # p = 1: every turn random unless careful
+    blind.reset(env, observation, info, 3)
+    aware.reset(env, observation, info, 3)
+    # No budget in the text: it is the noisy oracle, action for action (info["budget"] is ignored).
+    assert aware.act(observation, info) == blind.act(observation, info)
+    aware.reset(env, observation, info, 3)
+    oracle = env.unwrapped.oracle_action()
+    assert aware.act(observation + "\n\n[Turns remaining: 2 of 4]", info) == oracle  # half left: careful
+    assert aware.act(observation + "\n\n[Turns remaining: 3 of 4]", info) != oracle  # more than half: noisy
+    assert make_agent("budget-aware:0.3").config == {"name": "budget-aware", "p": 0.3}
+    assert aware.reads_budget and not getattr(blind, "reads_budget", False)
+
+
+def test_the_budget_aware_agent_counts_its_turns_under_a_total():
+    env = TurnBudget(gym.make(TOY_ID), 4, reveal="total")
+    observation, info = env.reset(seed=0, options={"task_id": "toy-04"})
+    agent = BudgetAwareAgent(1.0)
+    agent.reset(env, observation, info, 0)
+    agent.act(observation, info)  # 4 of 4 left: noisy
+    agent.act("Counter: 0.", info)  # 3 of 4 left: noisy
+    assert agent.remaining("Counter: 0.") == (2, 4)

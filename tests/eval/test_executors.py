@@ -1,16 +1,20 @@
 """Threads, processes and Ray give exactly the serial results: every job carries its own seed."""
 
+import collections
 import os
 
 import pytest
 
 from budgetgym.eval.agents import NoisyOracleAgent
-from budgetgym.eval.executors import ProcessExecutor, RayExecutor, ThreadExecutor, chunked
+from budgetgym.eval.executors import ProcessExecutor, RayExecutor, SerialExecutor, ThreadExecutor, WorkerSetup, chunked
 from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
 from budgetgym.eval.sweep import run_sweep
-from eval_support import TESTS_DIR, TOY_ID
+from eval_support import TESTS_DIR, TOY_ID, where
 
-SWEEP = dict(tasks=10, k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
+
+from eval_support import TESTS_DIR, TOY_ID, toy_tasks
+
+SWEEP = dict(tasks=toy_tasks(10), k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +71,47 @@ def test_probes_on_ray_equal_serial(ray_cluster, toy_failure_states):
     quality = [run_action_quality_probe(TOY_ID, agent, NoisyOracleAgent(0.9), agent, tasks=4, rollouts=3,
                                         executor=executor) for executor in ("serial", RayExecutor())]
     assert quality[0] == quality[1]
+
+
+def _two_cells(executor):
+    """Two maps, as two cells of a sweep on one env (each cell has its own setup and agents)."""
+    jobs = [{"i": i} for i in range(40)]
+    return [sorted(executor.map(where, WorkerSetup.create(TOY_ID, {}), jobs), key=lambda r: r["i"])
+            for _ in range(2)]
+
+
+def test_process_workers_and_their_envs_are_kept_across_cells():
+    with ProcessExecutor(2) as executor:
+        first, second = _two_cells(executor)
+        pool = executor._pool
+        assert pool is not None and list(executor.map(where, WorkerSetup.create(TOY_ID, {}), [])) == []
+        assert executor._pool is pool
+    assert executor._pool is None  # closed with the block
+    assert [r["i"] for r in first] == [r["i"] for r in second] == list(range(40))
+    assert {r["pid"] for r in first} & {r["pid"] for r in second}, "the second cell ran in new processes"
+    envs_by_pid = collections.defaultdict(set)
+    for record in first + second:
+        envs_by_pid[record["pid"]].add(record["env"])
+    assert all(len(envs) == 1 for envs in envs_by_pid.values()), "a worker made its env again"
+
+
+@pytest.mark.parametrize("make", [SerialExecutor, lambda: ThreadExecutor(1)])
+def test_serial_and_threads_keep_their_env_across_cells(make):
+    with make() as executor:
+        first, second = _two_cells(executor)
+    assert len({r["env"] for r in first + second}) == 1
+
+
+def test_an_executor_named_by_a_string_is_kept():
+    from budgetgym.eval.executors import run_jobs
+
+    envs = {r["env"] for _ in range(2)
+            for r in run_jobs("serial", where, WorkerSetup.create(TOY_ID, {}), [{"i": 0}])}
+    assert len(envs) == 1
+
+
+def test_setups_of_different_envs_get_different_envs():
+    with SerialExecutor() as executor:
+        plain = next(executor.map(where, WorkerSetup.create(TOY_ID, {}), [{"i": 0}]))
+        other = next(executor.map(where, WorkerSetup.create(TOY_ID, {}, {"reward_mode": "progress"}), [{"i": 0}]))
+    assert plain["env"] != other["env"]

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from budgetgym.eval.metrics import (bootstrap_ci, difference_grid, mean_turns_to_success, pass_at_k, pass_grid,
-                                    solved_within)
+from budgetgym.eval.metrics import (bootstrap_ci, difference_ci, difference_grid, mean_ci, mean_turns_to_success,
+                                    pass_at_k, pass_grid, solved_within, wilson_interval)
 
 
 def brute_force_pass_at_k(n: int, c: int, k: int) -> float:
@@ -103,3 +103,51 @@ def test_an_attempt_run_both_ways_counts_once():
     alone = [c.value for c in pass_grid(full, [4], [1, 2, 4], bootstrap=10)]
     assert [c.value for c in pass_grid(full + capped, [4], [1, 2, 4], bootstrap=10)] == alone
     assert pass_grid(full + capped, [4], [4], bootstrap=10)[0].attempts == 4
+
+
+def test_wilson_interval_by_hand_and_at_the_edges():
+    # Wilson (1927), 95%: 0 of 248 -> [0, z^2 / (n + z^2)]; 248 of 248 -> its mirror image.
+    z2 = 1.959963984540054 ** 2
+    assert wilson_interval(0.0, 248) == pytest.approx((0.0, z2 / (248 + z2)))
+    assert wilson_interval(1.0, 248) == pytest.approx((248 / (248 + z2), 1.0))
+    low, high = wilson_interval(0.5, 100)
+    assert (low, high) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_intervals_stay_honest_at_zero_and_one(value):
+    # 248 tasks all at 0 (or all at 1): the bootstrap alone says [0.00, 0.00]; the interval must not.
+    records = [_record(f"t{i}", a, bool(value), 2) for i in range(248) for a in range(2)]
+    (cell,) = pass_grid(records, [8], [1], bootstrap=200)
+    assert cell.value == value
+    assert cell.ci_high - cell.ci_low > 0.01 and cell.ci_low <= value <= cell.ci_high
+    assert 0.0 <= cell.ci_low and cell.ci_high <= 1.0
+    (difference,) = difference_grid(records, records, [8], [1], bootstrap=200)
+    assert difference.value == 0 and difference.ci_low < -0.01 and difference.ci_high > 0.01
+
+
+def test_intervals_contain_the_bootstrap_and_widen_small_samples():
+    rng = np.random.default_rng(0)
+    per_task = rng.uniform(0, 1, size=40)
+    low, high = mean_ci(per_task, bootstrap=500, seed=2)
+    boot_low, boot_high = bootstrap_ci(per_task, bootstrap=500, seed=2)
+    assert low <= boot_low and high >= boot_high
+    # Three tasks all solved: an interval from three tasks cannot claim much.
+    assert mean_ci(np.ones(3))[0] < 0.5
+    a, b = rng.uniform(0, 1, size=30), rng.uniform(0, 1, size=30)
+    low, high = difference_ci(a, b, bootstrap=500, seed=2)
+    boot_low, boot_high = bootstrap_ci(b - a, bootstrap=500, seed=2)
+    assert low <= boot_low and high >= boot_high and -1 <= low < high <= 1
+
+
+def test_budgets_in_solution_lengths_and_infeasible_cells():
+    record = {**_record("t", 0, True, 3, max_turns=12), "oracle_turns": 3}
+    assert solved_within(record, "1x") and not solved_within(record, 0.15)  # 0.15 * 12 -> 2 turns
+    assert solved_within(record, 0.25) and not solved_within({**record, "turns": 4}, "1x")
+    assert solved_within({**record, "turns": 4}, "1.5x")  # ceil(4.5) = 5 turns
+    records = [{**_record(f"t{i}", 0, True, 3, max_turns=12), "oracle_turns": 3} for i in range(4)]
+    one_turn, one_x = pass_grid(records, [2, "1x"], [1], bootstrap=10)
+    assert one_turn.infeasible_tasks == 4 and one_turn.value == 0
+    assert one_x.infeasible_tasks == 0 and one_x.value == 1
+    with pytest.raises(ValueError, match="oracle_turns"):
+        solved_within(_record("t", 0, True, 3), "1x")

@@ -3,13 +3,13 @@
 import pytest
 
 import registered
-from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent
+from budgetgym.eval.agents import BudgetAwareAgent, NoisyOracleAgent, OracleAgent
 from budgetgym.eval.cli import default_env_ids
 from budgetgym.eval.executors import ProcessExecutor
 from budgetgym.eval.metrics import pass_grid
 from budgetgym.eval.probes import run_recovery_probe
 from budgetgym.eval.report import summarize, write_report
-from budgetgym.eval.sweep import run_sweep
+from budgetgym.eval.sweep import DEFAULT_BUDGETS, run_sweep
 
 ENV_IDS = default_env_ids()
 
@@ -19,14 +19,40 @@ def test_function_calling_is_among_the_defaults():
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_the_oracle_passes_everything_at_the_full_budget(env_id):
-    records = run_sweep(env_id, OracleAgent(), tasks="test", k=1, budgets=(1.0,)).records
-    assert records and all(r["success"] for r in records), [r["task"] for r in records if not r["success"]]
+def test_the_oracle_scores_one_on_every_cell_of_the_default_grid(env_id):
+    # Announced caps get one run per budget: at 1x the oracle has no turn to spare and must still solve.
+    result = run_sweep(env_id, OracleAgent(), k=1, reveal=("none", "remaining"))
+    assert result.splits == ("test",)
+    failed = [(r["task"], r["budget"]) for r in result.records if not r["success"]]
+    assert not failed
+    summary = summarize(result.records, bootstrap=50)
+    assert summary["budgets"] == list(DEFAULT_BUDGETS)
+    for group in summary["groups"]:
+        for cell in group["cells"]:
+            assert cell["pass"] == 1.0 and cell["infeasible_tasks"] == 0, cell
+            assert cell["ci_low"] < 1.0 == cell["ci_high"]  # honest at 1: not [1.00, 1.00]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_revealing_the_budget_helps_the_budget_aware_agent(env_id):
+    # Its rule: no random action once at most half of the revealed budget remains. Under "none" it
+    # sees nothing, so announced caps can only help it: the difference must be positive.
+    agent = BudgetAwareAgent(0.4)
+    summary = summarize(run_sweep(env_id, agent, k=(1, 2), n=2, reveal=("none", "remaining")).records,
+                        bootstrap=200)
+    cells = summary["reveal_comparison"]["groups"][0]["cells"]
+    assert "note" not in summary["reveal_comparison"]["groups"][0]  # it can see budgets
+    differences = [c["pass"] for c in cells]
+    assert sum(differences) / len(differences) > 0.05, differences
+    assert max(c["ci_low"] for c in cells) > 0, cells  # somewhere the gain is clear of zero
+    blind = summarize(run_sweep(env_id, NoisyOracleAgent(0.4), k=1, reveal=("none", "remaining"),
+                                tasks=6).records, bootstrap=50)["reveal_comparison"]["groups"][0]
+    assert all(c["pass"] == 0 for c in blind["cells"]) and "cannot see budgets" in blind["note"]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_shortcut_equals_separate_runs_on_a_real_env(env_id, tmp_path):
-    sweep = dict(tasks=6, k=(1, 2, 4), budgets=(0.25, 0.5, 0.75, 1.0), seed=1)
+    sweep = dict(tasks=6, k=(1, 2, 4), budgets=("1x", "1.5x", 0.75, 1.0), seed=1)
     shortcut = run_sweep(env_id, NoisyOracleAgent(0.4), **sweep).records
     separate = run_sweep(env_id, NoisyOracleAgent(0.4), shortcut=False, **sweep).records
     grid = [c.value for c in pass_grid(shortcut, sweep["budgets"], sweep["k"])]

@@ -8,14 +8,14 @@ import pytest
 from budgetgym.eval.agents import NoisyOracleAgent, RandomAgent
 from budgetgym.eval.report import compare, infer_grid, summarize, write_comparison, write_report
 from budgetgym.eval.sweep import run_sweep
-from eval_support import TOY_ID
+from eval_support import TOY_ID, toy_tasks
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def records():
-    return run_sweep(TOY_ID, NoisyOracleAgent(0.5), tasks=8, k=(1, 2, 4), budgets=(0.25, 0.5, 1.0),
+    return run_sweep(TOY_ID, NoisyOracleAgent(0.5), tasks=toy_tasks(8), k=(1, 2, 4), budgets=(0.25, 0.5, 1.0),
                      reveal=("none", "remaining"), seed=1).records
 
 
@@ -50,7 +50,7 @@ def test_grid_is_inferred_from_the_records(records):
 
 
 def test_comparison_of_two_agents(records, tmp_path):
-    other = run_sweep(TOY_ID, RandomAgent(), tasks=8, k=(1, 2, 4), budgets=(0.25, 0.5, 1.0),
+    other = run_sweep(TOY_ID, RandomAgent(), tasks=toy_tasks(8), k=(1, 2, 4), budgets=(0.25, 0.5, 1.0),
                       reveal=("none", "remaining"), seed=1).records
     comparison = compare(records, other, bootstrap=200)
     assert (comparison["a"], comparison["b"]) == ("noisy-oracle(p=0.5)", "random")

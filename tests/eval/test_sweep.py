@@ -10,7 +10,7 @@ from budgetgym.eval.agents import NoisyOracleAgent, OracleAgent
 from budgetgym.eval.episode_log import read_records
 from budgetgym.eval.metrics import pass_grid, solved_within
 from budgetgym.eval.sweep import plan_sweep, run_sweep
-from eval_support import TESTS_DIR, TOY_ID
+from eval_support import TESTS_DIR, TOY_ID, toy_tasks
 
 BUDGETS = (0.25, 0.5, 2, 1.0)
 KS = (1, 2, 4)
@@ -18,8 +18,8 @@ KS = (1, 2, 4)
 
 @pytest.mark.parametrize("agent", [OracleAgent(), NoisyOracleAgent(0.5)], ids=lambda a: a.name)
 def test_single_run_shortcut_equals_separate_runs_per_budget(agent):
-    shortcut = run_sweep(TOY_ID, agent, tasks=10, k=KS, budgets=BUDGETS, seed=3).records
-    separate = run_sweep(TOY_ID, agent, tasks=10, k=KS, budgets=BUDGETS, seed=3, shortcut=False).records
+    shortcut = run_sweep(TOY_ID, agent, tasks=toy_tasks(10), k=KS, budgets=BUDGETS, seed=3).records
+    separate = run_sweep(TOY_ID, agent, tasks=toy_tasks(10), k=KS, budgets=BUDGETS, seed=3, shortcut=False).records
     assert len(shortcut) == 10 * 4 and len(separate) == 10 * 4 * len(BUDGETS)
     assert all(r["budget"] is None for r in shortcut)
     # Episode by episode: the capped run succeeded iff the full run succeeded within the cap...
@@ -33,9 +33,12 @@ def test_single_run_shortcut_equals_separate_runs_per_budget(agent):
 
 
 def test_plan_has_n_attempts_per_task_budget_and_reveal():
-    jobs = plan_sweep(TOY_ID, "oracle", {"a": 4, "b": 8}, 3, (0.5, 2), ("none", "total"), seed=0)
-    assert len(jobs) == 2 * 3 * (1 + 2)
-    assert {j["cap"] for j in jobs if j["task"] == "a" and j["reveal"] == "total"} == {2}
+    tasks = {"a": {"max_turns": 4, "oracle_turns": 2, "split": "test"},
+             "b": {"max_turns": 8, "oracle_turns": 3, "split": "test"}}
+    jobs = plan_sweep(TOY_ID, "oracle", tasks, 3, (0.5, 2, "1.5x"), ("none", "total"), seed=0)
+    assert len(jobs) == 2 * 3 * (1 + 3)
+    assert {j["cap"] for j in jobs if j["task"] == "a" and j["reveal"] == "total"} == {2, 3}
+    assert {j["cap"] for j in jobs if j["task"] == "b" and j["budget"] == "1.5x"} == {5}
     # The seed depends on task and attempt only: attempt i is paired across budgets and reveals.
     assert len({j["seed"] for j in jobs}) == 6
 
@@ -59,7 +62,7 @@ def test_arguments_are_checked():
         run_sweep(TOY_ID, OracleAgent(), tasks=["no-such-task"])
 
 
-SWEEP = dict(tasks=8, k=KS, budgets=(0.5, 1.0), reveal=("none", "remaining"), seed=5)
+SWEEP = dict(tasks=toy_tasks(8), k=KS, budgets=(0.5, 1.0), reveal=("none", "remaining"), seed=5)
 
 
 class InterruptingAgent(NoisyOracleAgent):

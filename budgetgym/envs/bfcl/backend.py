@@ -8,8 +8,8 @@ BFCL's evaluation builds them:
   arguments. BFCL's executor would ``eval`` a call string, and model output is never evaluated; the
   result is worded exactly as the executor words it (``_as_text``).
 * the reference: at the end of each user turn the executor replays that turn's ground-truth calls on
-  it (BFCL's own data, run by BFCL's own code), and BFCL's ``state_checker`` and ``response_checker``
-  compare the two (``check_turn``).
+  it (BFCL's own data, run by BFCL's own code; the first replay builds it), and BFCL's
+  ``state_checker`` and ``response_checker`` compare the two (``check_turn``).
 
 Isolation. The executor keeps every instance it builds in its module's globals, under a name made
 of the model name, the entry id and the class, reuses it on the next call with that name, and never
@@ -29,8 +29,8 @@ services are deterministic), and the agent reads what happened; BFCL's checkers 
 time limit.
 
 BFCL's ``MathAPI`` sets ``mpmath.mp.dps`` and the decimal context's precision, both process-wide;
-every call runs inside a local context so that no episode leaks precision into another (or into the
-host program).
+its calls, and every executor run of a task that involves it, happen inside a local context so that
+no episode leaks precision into another (or into the host program). No other class touches either.
 """
 
 from __future__ import annotations
@@ -71,8 +71,13 @@ class Backend:
         # BFCL switches its classes to long-context mode by the category name.
         self._long_context = "long_context" in task.split
         _, self.instances, _ = self._execute([], {})
-        _, self.reference, self._reference_entries = self._execute([], {})
+        # The reference is built by the executor itself on its first run (the first user turn's
+        # end), as BFCL's checker builds it: an episode that ends earlier never pays for it.
+        self.reference: dict[str, Any] = {}
+        self._reference_entries: dict[str, Any] = {}
         self._owners = _method_owners(self.instances, self._classes)
+        # Only MathAPI changes the process-wide precisions: its calls alone need the local context.
+        self._precise = frozenset(name for name, owner in self._owners.items() if type(owner).__name__ == "MathAPI")
         #: Every result of the agent's calls so far, all turns (BFCL's response check reads them all).
         self.results: list[str] = []
         # The agent's calls that ran (to their end, or to an error of their own): replayed on fresh
@@ -86,7 +91,8 @@ class Backend:
             if owner is None:
                 raise NameError(f"name '{name}' is not defined")  # what BFCL's executor reports
             try:
-                with _local_precision(self._upstream):
+                precision = _local_precision(self._upstream) if name in self._precise else contextlib.nullcontext()
+                with precision:
                     result = self._limits.run(getattr(owner, name), **arguments)
                     self._limits.check_size(owner, f"the {type(owner).__name__} state",
                                             size=_state_size(owner, self._limits.max_size))
@@ -143,7 +149,8 @@ class Backend:
         Returns the results, the instances by class, and the table entries to put back next time.
         """
         table = vars(self._upstream.executor_module)
-        with _EXECUTOR_LOCK, _local_precision(self._upstream):
+        precision = _local_precision(self._upstream) if "MathAPI" in self._classes else contextlib.nullcontext()
+        with _EXECUTOR_LOCK, precision:
             before = set(table)
             table.update(entries)
             try:

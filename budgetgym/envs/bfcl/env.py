@@ -159,8 +159,14 @@ class BFCLEnv(TextEnv):
         self._user_turn = 0
         self._turn_called = False  # whether the agent ran a call in the current user turn
         self._ground_truth_actions: list[str] = []  # the current turn's ground truth, as the oracle's steps
-        self._ground_truth_calls: list[tuple[ToolCall, ...] | None] = []  # the same, parsed
-        self._ground_truth_done = 0  # how many of those steps have run, in order
+        # The same, parsed: only when the oracle is asked (parsing is most of a step's cost, and an
+        # agent under evaluation never needs it). Per (task, user turn), kept across resets.
+        self._ground_truth_parsed: dict[tuple[str, int], list[tuple[ToolCall, ...] | None]] = {}
+        self._tool_cache: dict[tuple[str, int], Mapping[str, Tool]] = {}
+        self._messages: dict[tuple[str, int], str] = {}  # each user turn's text, by task and turn
+        self._turn_steps: list[tuple[ToolCall, ...]] = []  # the calls of each call step of this user turn
+        self._ground_truth_done = 0  # how many ground-truth steps the first _steps_matched steps ran, in order
+        self._steps_matched = 0
         self._passed = 0
         self.limits = limits
 
@@ -179,25 +185,25 @@ class BFCLEnv(TextEnv):
         backend = self._backend
         lines = [f"{call.name} -> {backend.call(call.name, call.arguments)}" for call in action.calls]
         self._turn_called = True
-        done = self._ground_truth_done
-        if done < len(self._ground_truth_calls) and action.calls == self._ground_truth_calls[done]:
-            self._ground_truth_done += 1
+        self._turn_steps.append(action.calls)
         return Outcome("\n".join(lines))
 
     def _oracle(self) -> Action | None:
         if not self._ground_truth_actions:
             return Action((), CANNOT_ANSWER)
+        ground_truth = self._ground_truth_calls()
         done = self._ground_truth_done
         if done < len(self._ground_truth_actions):
-            calls = self._ground_truth_calls[done]
+            calls = ground_truth[done]
             # A ground-truth step the core's parser refuses is sent as BFCL wrote it (and refused).
             return Action(calls) if calls is not None else Action((), self._ground_truth_actions[done])
         return Action((), DONE_ANSWER)
 
     def _render_oracle(self, action: Action) -> str:
         # BFCL's own list form, as its ground truth is written (``[cd(folder='a'), ls()]``).
+        ground_truth = self._ground_truth_calls()
         done = self._ground_truth_done
-        if not action.is_message and done < len(self._ground_truth_calls) and action.calls == self._ground_truth_calls[done]:
+        if not action.is_message and done < len(ground_truth) and action.calls == ground_truth[done]:
             return self._ground_truth_actions[done]
         return super()._render_oracle(action)
 
@@ -218,8 +224,8 @@ class BFCLEnv(TextEnv):
         # BFCL's own list form, at most as many calls a step as the parser takes.
         self._ground_truth_actions = ["[" + ", ".join(calls[i:i + MAX_CALLS_PER_STEP]) + "]"
                                       for i in range(0, len(calls), MAX_CALLS_PER_STEP)]
-        self._ground_truth_calls = [self._parsed(action) for action in self._ground_truth_actions]
-        self._ground_truth_done = 0
+        self._turn_steps = []
+        self._ground_truth_done = self._steps_matched = 0
 
     def _end_user_turn(self) -> Outcome:
         task, index = self.task, self._user_turn
@@ -237,6 +243,13 @@ class BFCLEnv(TextEnv):
         return Outcome(self._user_message(index + 1), progress=progress)
 
     def _user_message(self, index: int) -> str:
+        key = (self.task.id, index)  # type: ignore[union-attr]
+        message = self._messages.get(key)
+        if message is None:
+            message = self._messages[key] = self._build_user_message(index)
+        return message
+
+    def _build_user_message(self, index: int) -> str:
         task = self.task
         text = "\n\n".join(m["content"] for m in task["question"][index] if m["role"] == "user")
         added = self._missed_tools(task, index)
@@ -249,8 +262,17 @@ class BFCLEnv(TextEnv):
     # ------------------------------------------------------------------ tools and ground truth
 
     def _tools_at(self, index: int) -> Mapping[str, Tool]:
-        """The tools of user turn ``index``: the classes' docs, less functions held back until later."""
+        """The tools of user turn ``index``: the classes' docs, less functions held back until later
+        (one mapping per task and turn, kept across resets)."""
         task = self.task
+        key = (task.id, index)  # type: ignore[union-attr]
+        tools = self._tool_cache.get(key)
+        if tools is None:
+            tools = self._tool_cache[key] = self._build_tools_at(task, index)  # type: ignore[arg-type]
+        return tools
+
+    @staticmethod
+    def _build_tools_at(task: Task, index: int) -> Mapping[str, Tool]:
         held_back = {name for turn, names in task["missed_function"].items() if int(turn) > index for name in names}
         return {tool.name: tool for cls in task["involved_classes"] for tool in class_tools(cls)
                 if tool.name not in held_back}
@@ -259,6 +281,20 @@ class BFCLEnv(TextEnv):
     def _missed_tools(task: Task, index: int) -> list[Tool]:
         names = task["missed_function"].get(str(index), [])
         return [tool for cls in task["involved_classes"] for tool in class_tools(cls) if tool.name in names]
+
+    def _ground_truth_calls(self) -> list[tuple[ToolCall, ...] | None]:
+        """The current user turn's ground-truth steps, parsed (once per task and turn), with
+        ``_ground_truth_done`` brought up to date: a ground-truth step counts as run when a call
+        step of this turn made exactly its calls, in order."""
+        key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
+        parsed = self._ground_truth_parsed.get(key)
+        if parsed is None:
+            parsed = self._ground_truth_parsed[key] = [self._parsed(action) for action in self._ground_truth_actions]
+        for calls in self._turn_steps[self._steps_matched:]:
+            if self._ground_truth_done < len(parsed) and calls == parsed[self._ground_truth_done]:
+                self._ground_truth_done += 1
+        self._steps_matched = len(self._turn_steps)
+        return parsed
 
     def _parsed(self, action: str) -> tuple[ToolCall, ...] | None:
         """An oracle action as parsed calls, or None where the core's parser refuses it."""

@@ -67,6 +67,7 @@ Registered Configurations:
 from __future__ import annotations
 
 import json
+import pickle
 import random
 from typing import Any, Mapping, Sequence
 
@@ -80,6 +81,18 @@ from budgetgym.envs.function_calling.scoring import turn_problem
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
+# One encoder for every tool result (json.dumps with an option builds an encoder per call).
+_RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def _hashable(value: Any) -> Any:
+    """A hashable twin of a JSON value, equal exactly when the values are (dicts whatever their key
+    order, 2 and 2.0 alike, as ``==`` on the values says)."""
+    if isinstance(value, Mapping):
+        return frozenset((key, _hashable(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return (type(value) is list, tuple(_hashable(item) for item in value))  # [1] != (1,), as in ==
+    return value
 
 
 class FunctionCallingEnv(TextEnv):
@@ -115,18 +128,27 @@ class FunctionCallingEnv(TextEnv):
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
-        # The calls made in the current user turn, as [name, arguments] (the oracle skips lookups made).
+        # The calls made in the current user turn, as [name, arguments] (the oracle skips lookups made),
+        # and the first _keyed of them as a set of hashable keys: filled only when the oracle asks,
+        # so that its lookup test is O(1) and agents that never ask pay nothing.
         self._turn_calls: list[list[Any]] = []
+        self._turn_call_keys: set[Any] = set()
+        self._keyed = 0
+        self._lookup_keys: dict[tuple[str, int], list[tuple[Any, Mapping[str, Any]]]] = {}  # per task and turn
         self._tool_sets: dict[str, dict[str, Tool]] = {}
+        self._initial_states: dict[str, bytes] = {}
 
     # ------------------------------------------------------------------ TextEnv hooks
 
     def _load_task(self, task: Task, seed: int) -> str:
         # Tasks are fully specified by their record; the seed changes nothing in this family.
         self._use_task(task)
-        self._backend = self._domain.backend(copy_state(task["initial_state"]))  # type: ignore[union-attr]
+        initial = self._initial_states.get(task.id)
+        if initial is None:  # the task's state pickled once: each reset only loads a copy
+            initial = self._initial_states[task.id] = pickle.dumps(task["initial_state"], pickle.HIGHEST_PROTOCOL)
+        self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
-        self._turn_calls = []
+        self._clear_turn_calls()
         return self._opening(task)
 
     def initial_observation(self, task: Task, seed: int = 0) -> tuple[str, list[dict[str, Any]]]:
@@ -154,7 +176,7 @@ class FunctionCallingEnv(TextEnv):
             except ToolError as err:
                 result = {"error": str(err)}
             self._turn_calls.append([call.name, call.arguments])
-            results.append(json.dumps(result, ensure_ascii=False))
+            results.append(_RESULT_ENCODER.encode(result))
         return Outcome("\n".join(results))
 
     def _oracle(self) -> Action | None:
@@ -164,10 +186,19 @@ class FunctionCallingEnv(TextEnv):
         expected state, so it recovers from any mistake the tools can undo, not only from states on
         the reference path."""
         turn = self.task["turns"][self._user_turn]  # type: ignore[index]
-        for lookup in turn["lookups"]:
-            # List equality compares the argument dicts whatever their key order.
-            if lookup["name"] in self.tools and [lookup["name"], lookup["arguments"]] not in self._turn_calls:
-                return Action((ToolCall(lookup["name"], lookup["arguments"]),))
+        if turn["lookups"]:
+            made = self._turn_call_keys
+            for name, arguments in self._turn_calls[self._keyed:]:
+                made.add((name, _hashable(arguments)))
+            self._keyed = len(self._turn_calls)
+            key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
+            lookups = self._lookup_keys.get(key)
+            if lookups is None:
+                lookups = self._lookup_keys[key] = [((lookup["name"], _hashable(lookup["arguments"])), lookup)
+                                                    for lookup in turn["lookups"]]
+            for made_key, lookup in lookups:
+                if lookup["name"] in self.tools and made_key not in made:
+                    return Action((ToolCall(lookup["name"], lookup["arguments"]),))
         repair = self._domain.plan(self._backend.state, turn["expected"], self.tools)  # type: ignore[union-attr]
         if repair is not None:
             return Action((repair,))
@@ -209,6 +240,7 @@ class FunctionCallingEnv(TextEnv):
         self._use_task(task)
         self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
+        self._clear_turn_calls()
         self._turn_calls = copy_state(state["turn_calls"])
 
     def _state_status(self) -> tuple[bool, bool, float]:
@@ -241,6 +273,11 @@ class FunctionCallingEnv(TextEnv):
             tools = self._tool_sets[task.id] = {name: domain.tools[name] for name in task["tools"]}
         self.tools = tools
 
+    def _clear_turn_calls(self) -> None:
+        self._turn_calls = []
+        self._turn_call_keys = set()
+        self._keyed = 0
+
     def _answer(self, message: str) -> Outcome:
         turns = self.task["turns"]  # type: ignore[index]
         turn = turns[self._user_turn]
@@ -248,7 +285,7 @@ class FunctionCallingEnv(TextEnv):
         if problem is not None:
             return Outcome(f"User: {problem} My request was: {turn['request']}")
         self._user_turn += 1
-        self._turn_calls = []
+        self._clear_turn_calls()
         progress = self._user_turn / len(turns)
         if self._user_turn == len(turns):
             return Outcome(FINAL_REPLY, solved=True, progress=progress)

@@ -16,6 +16,12 @@ class Agent(Protocol):
     so an agent can read what a deployment would show it (``env.unwrapped.instructions``, the tools,
     a restored prefix); only the scripted baselines read the oracle. ``seed`` fixes every random
     choice of the episode, so a sweep is reproducible whatever the executor.
+
+    Optional attributes, read with :func:`agent_config`, :func:`reads_budget`, :func:`turn_details`
+    and :func:`prepare_agent`: ``prepare()`` (called once before a run), ``config`` (a JSON-able dict of every option that changes behaviour;
+    resume refuses a file written with another), ``reads_budget`` (whether the agent can act on a
+    budget revealed in the observation text), and ``last_turn`` (a dict about the last ``act``:
+    mode, latency, tokens; stored per turn).
     """
 
     #: A short label stored with every episode (e.g. ``"noisy-oracle(p=0.25)"``).
@@ -24,6 +30,31 @@ class Agent(Protocol):
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None: ...
 
     def act(self, observation: str, info: dict[str, Any]) -> str: ...
+
+
+def prepare_agent(agent: Any) -> None:
+    """Let an agent settle what it needs before a run fans out to workers (``prepare()``, optional):
+    a served model's tool mode is decided once, in the parent, so every worker uses the same."""
+    prepare = getattr(agent, "prepare", None)
+    if callable(prepare):
+        prepare()
+
+
+def agent_config(agent: Any) -> dict[str, Any]:
+    """The agent's whole configuration, as stored with each episode (``{"name": ...}`` at least)."""
+    config = getattr(agent, "config", None)
+    return dict(config) if isinstance(config, dict) else {"name": agent.name}
+
+
+def reads_budget(agent: Any) -> bool:
+    """Whether the agent can see a budget that ``TurnBudget`` reveals in the observation text."""
+    return bool(getattr(agent, "reads_budget", False))
+
+
+def turn_details(agent: Any) -> dict[str, Any]:
+    """What the agent reports about its last turn (empty for agents that report nothing)."""
+    details = getattr(agent, "last_turn", None)
+    return dict(details) if isinstance(details, dict) else {}
 
 
 class AgentError(RuntimeError):

@@ -4,7 +4,14 @@
 * ``RandomAgent`` picks uniformly among the admissible actions, or builds a random tool call from
   the tools' JSON Schemas where the env does not list its actions;
 * ``NoisyOracleAgent`` is the oracle with a stated share ``p`` of turns replaced by a random action,
-  a cheap stand-in for an agent that makes mistakes and must recover from them.
+  a cheap stand-in for an agent that makes mistakes and must recover from them;
+* ``BudgetAwareAgent`` is the noisy oracle that reads the budget ``TurnBudget`` reveals in the
+  observation text and stops taking random actions once few turns remain (at most half of the
+  revealed total): under an announced cap it should do at least as well as under an unannounced
+  one, which is what the reveal comparison measures.
+
+Only ``BudgetAwareAgent`` can see a budget: the others act the same under every reveal mode, so
+their reveal comparison is zero by construction (the report says so).
 
 Every random choice comes from a generator seeded at ``reset``: an episode is a function of its seed.
 """
@@ -12,11 +19,15 @@ Every random choice comes from a generator seeded at ``reset``: an episode is a 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any, Mapping
 
 import gymnasium as gym
-from budgetgym.core.env import text_env
 import numpy as np
+
+from budgetgym.core.env import text_env
+from budgetgym.wrappers import REVEAL_TEMPLATES
 
 # Strings a random tool call may use where a schema gives no enum: short, varied, mostly wrong.
 _RANDOM_STRINGS = ("", "a", "test", "1", "none", "/", "file.txt", "yes")
@@ -26,6 +37,7 @@ class OracleAgent:
     """The env's own known-good next action at every turn."""
 
     name = "oracle"
+    config = {"name": "oracle"}
 
     def __init__(self) -> None:
         self._env: Any = None
@@ -46,6 +58,7 @@ class RandomAgent:
     """A uniformly random admissible action, or a random schema-valid tool call."""
 
     name = "random"
+    config = {"name": "random"}
 
     def __init__(self) -> None:
         self._env: Any = None
@@ -75,6 +88,7 @@ class NoisyOracleAgent:
             raise ValueError(f"the mistake share p must be in [0, 1], got {p!r}")
         self.p = float(p)
         self.name = f"noisy-oracle(p={self.p:g})"
+        self.config = {"name": "noisy-oracle", "p": self.p}
         self._oracle = OracleAgent()
         self._random = RandomAgent()
         self._rng = np.random.default_rng(0)
@@ -89,6 +103,76 @@ class NoisyOracleAgent:
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         if self._rng.random() < self.p:
+            return self._random.act(observation, info)
+        return self._oracle.act(observation, info)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """A regex that reads the numbers back out of one of ``TurnBudget``'s default texts."""
+    pattern = re.escape(template.strip())
+    for name in ("max_turns", "remaining", "used"):
+        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>\\d+)")
+    return re.compile(pattern)
+
+
+_REMAINING = _pattern(REVEAL_TEMPLATES["remaining"])
+_TOTAL = _pattern(REVEAL_TEMPLATES["total"])
+
+
+def read_revealed_budget(observation: str) -> dict[str, int]:
+    """What a budget revealed in ``observation`` says: ``{"max_turns", "remaining"}`` from the
+    ``"remaining"`` text, ``{"max_turns"}`` from the ``"total"`` one, ``{}`` when none is shown.
+    Only the observation text is read: the cap in ``info["budget"]`` is the runner's, not the agent's."""
+    matches = list(_REMAINING.finditer(observation))
+    if matches:
+        last = matches[-1]
+        return {"max_turns": int(last["max_turns"]), "remaining": int(last["remaining"])}
+    match = _TOTAL.search(observation)
+    return {"max_turns": int(match["max_turns"])} if match else {}
+
+
+class BudgetAwareAgent(NoisyOracleAgent):
+    """The noisy oracle that heeds a revealed budget: while it sees no budget, or more than half
+    of the revealed total remains, each turn is a random action with probability ``p``; once at
+    most half remains (``ceil(total / 2)`` turns or fewer), it only takes the oracle's action.
+
+    It reads the budget from the observation text ``TurnBudget`` adds (``reveal="remaining"``
+    every turn; ``reveal="total"`` once, after which it counts its own turns), never from
+    ``info["budget"]``. Under ``reveal="none"`` it is exactly ``NoisyOracleAgent(p)`` with the
+    same seeds, so the reveal comparison isolates what seeing the budget changes.
+    """
+
+    reads_budget = True
+
+    def __init__(self, p: float = 0.25) -> None:
+        super().__init__(p)
+        self.name = f"budget-aware(p={self.p:g})"
+        self.config = {"name": "budget-aware", "p": self.p}
+        self._total: int | None = None
+        self._turns = 0
+
+    def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
+        super().reset(env, observation, info, seed)
+        self._total = None
+        self._turns = 0
+
+    def remaining(self, observation: str) -> tuple[int, int] | None:
+        """(turns remaining, revealed total) as the observations told it, or None."""
+        seen = read_revealed_budget(observation)
+        if "max_turns" in seen:
+            self._total = seen["max_turns"]
+        if self._total is None:
+            return None
+        remaining = seen.get("remaining", self._total - self._turns)
+        return remaining, self._total
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        budget = self.remaining(observation)
+        self._turns += 1
+        coin = self._rng.random()  # drawn every turn, so the coins line up across reveal modes
+        if budget is not None and budget[0] <= math.ceil(budget[1] / 2):
+            return self._oracle.act(observation, info)
+        if coin < self.p:
             return self._random.act(observation, info)
         return self._oracle.act(observation, info)
 

@@ -8,18 +8,18 @@ numbers), so the comparison is paired. An action that ends the episode has quali
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
 
 from budgetgym.core import rollout, text_env
-from budgetgym.eval.agents.base import Agent
+from budgetgym.eval.agents.base import Agent, agent_config, prepare_agent
 from budgetgym.eval.episodes import continue_episode
-from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
-from budgetgym.eval.metrics import bootstrap_ci
-from budgetgym.eval.progress import progress_bar
-from budgetgym.eval.sweep import derive_seed, select_tasks
+from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup
+from budgetgym.eval.metrics import difference_ci
+from budgetgym.eval.sweep import config_difference, derive_seed, run_logged, select_tasks
 
 
 def oracle_path_states(env: gym.Env[str, str], tasks: Any = None, seed: int = 0) -> list[dict[str, Any]]:
@@ -57,8 +57,21 @@ def run_action_quality_job(worker: Worker, job: Job) -> Record:
             rollout_seed = derive_seed(job["seed"], "rollout", index)
             observation, info = env.reset(seed=rollout_seed, options={"snapshot": after})
             successes += continue_episode(env, reference, observation, info, seed=rollout_seed).success
-    return {"state": job["state"], "agent": job["agent"], "action": action, "successes": successes,
-            "rollouts": rollouts, "quality": successes / rollouts}
+    return {"state": job["state"], "agent": job["agent"], "seed": job["seed"], "config": job["config"],
+            "action": action, "successes": successes, "rollouts": rollouts, "quality": successes / rollouts}
+
+
+def quality_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (record["state"], record["agent"])
+
+
+def _check_resumed(job: Job, record: Record) -> bool:
+    if record.get("seed") != job["seed"] or record.get("config") != job["config"] \
+            or record.get("rollouts") not in (1, job["rollouts"]):
+        raise ValueError(f"the probe's file holds {job['state']} from another run "
+                         f"({config_difference(record.get('config'), job['config'])}); resume only with the same "
+                         "options, or write to another --out")
+    return True
 
 
 def run_action_quality_probe(
@@ -75,8 +88,10 @@ def run_action_quality_probe(
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
     bootstrap: int = 1000,
+    out: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Compare A's and B's next actions at matched states (default: the oracle's path on ``tasks``)."""
+    """Compare A's and B's next actions at matched states (default: the oracle's path on ``tasks``).
+    With ``out`` (a JSON-lines file) each state's result is appended as it ends and a rerun resumes."""
     if rollouts < 1:
         raise ValueError(f"rollouts must be >= 1, got {rollouts}")
     if states is None:
@@ -87,18 +102,22 @@ def run_action_quality_probe(
             env.close()
     if not states:
         raise ValueError("no states to probe")
+    agents = {"a": agent_a, "b": agent_b}
     jobs = [{"state": s["id"], "agent": which, "snapshot": s["snapshot"], "rollouts": rollouts,
-             "seed": derive_seed(seed, env_id, s["id"])} for s in states for which in ("a", "b")]
+             "seed": derive_seed(seed, env_id, s["id"]),
+             "config": {"agent": agent_config(agents[which]), "reference": agent_config(reference)}}
+            for s in states for which in ("a", "b")]
+    for agent in (agent_a, agent_b, reference):
+        prepare_agent(agent)
     setup = WorkerSetup.create(env_id, {"a": agent_a, "b": agent_b, "reference": reference}, env_kwargs)
-    results: dict[tuple[str, str], Record] = {}
-    with progress_bar(len(jobs), f"action quality {env_id}", enabled=progress, unit="state") as advance:
-        for record in run_jobs(executor, run_action_quality_job, setup, jobs):
-            results[(record["state"], record["agent"])] = record
-            advance(1)
+    records, _, _ = run_logged(executor, run_action_quality_job, setup, jobs, out, key=quality_key,
+                               check=_check_resumed, description="action quality", progress=progress, unit="state",
+                               required=("state", "agent", "seed", "quality"))
+    results = {quality_key(record): record for record in records}
     rows = [{"state": s["id"], "a": results[(s["id"], "a")], "b": results[(s["id"], "b")]} for s in states]
     quality_a = np.array([row["a"]["quality"] for row in rows])
     quality_b = np.array([row["b"]["quality"] for row in rows])
-    low, high = bootstrap_ci(quality_b - quality_a, bootstrap=bootstrap, seed=seed)
+    low, high = difference_ci(quality_a, quality_b, bootstrap=bootstrap, seed=seed)
     return {
         "env": env_id, "a": agent_a.name, "b": agent_b.name, "reference": reference.name, "rollouts": rollouts,
         "states": len(rows),

@@ -11,18 +11,18 @@ A failure state whose task the oracle solves before that turn has no clean twin 
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
 
 from budgetgym.core import rollout, text_env
-from budgetgym.eval.agents.base import Agent
+from budgetgym.eval.agents.base import Agent, agent_config, prepare_agent
 from budgetgym.eval.episodes import continue_episode
-from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup, run_jobs
-from budgetgym.eval.metrics import bootstrap_ci
-from budgetgym.eval.progress import progress_bar
-from budgetgym.eval.sweep import derive_seed
+from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup
+from budgetgym.eval.metrics import difference_ci
+from budgetgym.eval.sweep import config_difference, derive_seed, run_logged
 from budgetgym.wrappers import ErrorInjection
 
 ARMS = ("failure", "clean")
@@ -51,8 +51,24 @@ def run_recovery_episode(worker: Worker, job: Job) -> Record:
         observation, info = env.reset(seed=job["seed"], options={"snapshot": job["snapshot"]})
     result = continue_episode(env, agent, observation, info, seed=job["seed"])
     return {"arm": job["arm"], "state": job["state"], "kind": job["kind"], "task": job["task"],
-            "attempt": job["attempt"], "seed": job["seed"], "success": result.success, "turns": result.turns,
-            "actions": result.actions}
+            "attempt": job["attempt"], "seed": job["seed"], "agent": agent.name, "agent_config": agent_config(agent),
+            "success": result.success, "turns": result.turns, "actions": result.actions, "steps": result.steps}
+
+
+def recovery_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (record["state"], record["arm"], record["attempt"])
+
+
+RECOVERY_FIELDS = ("state", "arm", "attempt", "kind", "task", "seed", "agent", "success", "turns")
+
+
+def _check_resumed(job: Job, record: Record, config: dict[str, Any]) -> bool:
+    if record.get("seed") != job["seed"] or record.get("agent_config") != config:
+        difference = config_difference(record.get("agent_config"), config) if record.get("seed") == job["seed"] \
+            else f"seed {record.get('seed')} -> {job['seed']}"
+        raise ValueError(f"the probe's episode file holds {job['state']} from another run ({difference}); "
+                         "resume only with the same options, or write to another --out")
+    return True
 
 
 def run_recovery_probe(
@@ -67,10 +83,13 @@ def run_recovery_probe(
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
     bootstrap: int = 1000,
+    out: str | Path | None = None,
 ) -> dict[str, Any]:
     """Recovery rates from failure states and from their matched clean states, per failure kind.
 
-    ``states`` defaults to the env's curated failure states (filtered by ``kinds``).
+    ``states`` defaults to the env's curated failure states (filtered by ``kinds``). With ``out``
+    (a JSON-lines file) every episode is appended as it ends and a rerun resumes from it, with the
+    same guarantees as a sweep's file (:mod:`budgetgym.eval.episode_log`).
     """
     if attempts < 1:
         raise ValueError(f"attempts must be >= 1, got {attempts}")
@@ -93,13 +112,12 @@ def run_recovery_probe(
         env.close()
     if not jobs:
         raise ValueError(f"no failure state has a matched clean state (skipped: {skipped})")
+    prepare_agent(agent)
     setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
-    episodes = []
-    with progress_bar(len(jobs), f"recovery {env_id} {agent.name}", enabled=progress) as advance:
-        for record in run_jobs(executor, run_recovery_episode, setup, jobs):
-            episodes.append(record)
-            advance(1)
-    episodes.sort(key=lambda r: (r["state"], r["arm"], r["attempt"]))
+    config = agent_config(agent)
+    episodes, _, _ = run_logged(executor, run_recovery_episode, setup, jobs, out, key=recovery_key,
+                                check=lambda job, record: _check_resumed(job, record, config),
+                                description=f"recovery {agent.name}", progress=progress, required=RECOVERY_FIELDS)
     return {"env": env_id, "agent": agent.name, "attempts": attempts, "seed": seed, "skipped_states": skipped,
             "kinds": summarize_recovery(episodes, bootstrap=bootstrap, seed=seed), "episodes": episodes}
 
@@ -107,7 +125,8 @@ def run_recovery_probe(
 def summarize_recovery(episodes: Sequence[Mapping[str, Any]], *, bootstrap: int = 1000,
                        seed: int = 0) -> list[dict[str, Any]]:
     """Per failure kind (and "all"): success from the failure states and from the clean ones, and the
-    gap, with a bootstrap CI over states (a state's rate is the mean over its attempts)."""
+    gap, with an interval over states (a state's rate is the mean over its attempts): the paired
+    bootstrap widened to Newcombe's score interval (see ``budgetgym.eval.metrics.INTERVAL_METHOD``)."""
     per_state: dict[str, dict[str, list[bool]]] = defaultdict(lambda: {arm: [] for arm in ARMS})
     kind_of: dict[str, str] = {}
     for episode in episodes:
@@ -118,7 +137,7 @@ def summarize_recovery(episodes: Sequence[Mapping[str, Any]], *, bootstrap: int 
         ids = [s for s in per_state if kind in ("all", kind_of[s])]
         failure = np.array([np.mean(per_state[s]["failure"]) for s in ids])
         clean = np.array([np.mean(per_state[s]["clean"]) for s in ids])
-        low, high = bootstrap_ci(failure - clean, bootstrap=bootstrap, seed=seed)
+        low, high = difference_ci(clean, failure, bootstrap=bootstrap, seed=seed)
         rows.append({"kind": kind, "states": len(ids), "failure_recovery": float(failure.mean()),
                      "clean_success": float(clean.mean()), "gap": float((failure - clean).mean()),
                      "gap_ci_low": low, "gap_ci_high": high})

@@ -1,0 +1,146 @@
+"""Speed of budgetgym/Coding-v0 on both sandbox backends.
+
+Prints one JSON object; every figure comes from one run in one process, rounds interleaved:
+
+* reset: a fresh episode (the task's repository copied into the sandbox); for Docker, from the
+  warm pool (the pool is refilled between rounds, as it is between episodes);
+* test_run: the task's test suite through the sandbox (``run_tests``'s command) beside bare
+  ``python -m pytest`` with the same flags on the same files, on the host, no sandbox;
+* snapshot and restore (the fast path: the files themselves) after an edit;
+* for Docker, the engine's floor in the same run (one ``exec`` of ``true``): a reset is one archive
+  upload into a warm container, so on a loaded engine it cannot beat that floor;
+* targets beside the measured values.
+
+    python benchmarks/bench_coding.py [--rounds 10] [--backends local docker]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+
+import budgetgym  # noqa: F401  (registers the ids)
+from budgetgym.core import load_tasks
+from budgetgym.envs.coding.testlog import PYTEST_ENV
+from budgetgym.envs.coding.workspace import TEST_COMMAND
+
+TARGETS = {"local_reset_ms": 30, "sandboxed_test_run_ratio_to_bare": 1.2, "docker_reset_from_pool_ms": 100}
+
+
+def _ms(samples: list[float]) -> dict[str, float]:
+    return {"median_ms": round(statistics.median(samples) * 1000, 2), "mean_ms": round(statistics.fmean(samples) * 1000, 2)}
+
+
+def bench_backend(backend: str, rounds: int) -> dict:
+    env = gym.make("budgetgym/Coding-v0", backend=backend)
+    base = env.unwrapped
+    tasks = list(load_tasks("coding"))[:rounds]
+    resets, sandboxed, bare, snapshots, restores = [], [], [], [], []
+    try:
+        for task in tasks:
+            pool = getattr(base.sandbox, "pool", None)
+            if pool is not None:
+                pool.wait_full()
+            started = time.perf_counter()
+            env.reset(options={"task_id": task.id})
+            resets.append(time.perf_counter() - started)
+            # the same files, once through the sandbox and once bare, alternating which goes first
+            files = base.ws.files
+            scratch = _write(files)
+            runs = [lambda: base.sandbox.run(TEST_COMMAND), lambda: _bare(scratch)]
+            order = runs if len(resets) % 2 else runs[::-1]
+            timings = []
+            for run in order:
+                started = time.perf_counter()
+                run()
+                timings.append(time.perf_counter() - started)
+            if len(resets) % 2:
+                sandboxed.append(timings[0])
+                bare.append(timings[1])
+            else:
+                bare.append(timings[0])
+                sandboxed.append(timings[1])
+            shutil.rmtree(scratch)
+            bug = task["bug"]
+            env.step(json.dumps({"name": "replace_in_file", "arguments": {"path": bug["path"], "old": bug["buggy"],
+                                                                          "new": bug["fixed"]}}))
+            started = time.perf_counter()
+            snap = base.snapshot()
+            snapshots.append(time.perf_counter() - started)
+            if pool is not None:
+                pool.wait_full()
+            started = time.perf_counter()
+            env.reset(options={"snapshot": snap})
+            restores.append(time.perf_counter() - started)
+    finally:
+        env.close()
+    ratio = statistics.median(sandboxed) / statistics.median(bare)
+    extra = {}
+    if backend == "docker":
+        # The engine's own floor in the same run: one `exec` of `true` in a running container.
+        sandbox = gym.make("budgetgym/Coding-v0", backend="docker").unwrapped.sandbox
+        sandbox.load({})
+        floor = []
+        for _ in range(len(tasks)):
+            started = time.perf_counter()
+            sandbox._exec(["true"])
+            floor.append(time.perf_counter() - started)
+        sandbox.close()
+        extra = {"engine_floor_exec_true": _ms(floor),
+                 "reset_ratio_to_engine_floor": round(statistics.median(resets) / statistics.median(floor), 2)}
+    return {**extra, "reset": _ms(resets), "test_run_sandboxed": _ms(sandboxed), "test_run_bare": _ms(bare),
+            "test_run_ratio_to_bare": round(ratio, 3), "snapshot": _ms(snapshots), "restore_fast": _ms(restores),
+            "rounds": len(tasks)}
+
+
+def _write(files) -> str:
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="budgetgym-bare-")
+    for path, data in files.items():
+        target = os.path.join(root, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(data)
+    return root
+
+
+def _bare(folder: str) -> None:
+    subprocess.run(["sh", "-c", TEST_COMMAND], cwd=folder, env={**os.environ, **PYTEST_ENV}, capture_output=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--backends", nargs="+", default=["local", "docker"])
+    args = parser.parse_args()
+    result = {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count(), "backends": {}}
+    for backend in args.backends:
+        try:
+            result["backends"][backend] = bench_backend(backend, args.rounds)
+        except Exception as err:  # a backend that cannot run here is reported, not fatal
+            result["backends"][backend] = {"unavailable": f"{type(err).__name__}: {err}"}
+    local = result["backends"].get("local", {})
+    docker = result["backends"].get("docker", {})
+    result["targets"] = TARGETS
+    result["measured"] = {
+        "local_reset_ms": local.get("reset", {}).get("median_ms"),
+        "sandboxed_test_run_ratio_to_bare": local.get("test_run_ratio_to_bare"),
+        "docker_test_run_ratio_to_bare": docker.get("test_run_ratio_to_bare"),
+        "docker_reset_from_pool_ms": docker.get("reset", {}).get("median_ms"),
+        "docker_engine_floor_exec_ms": docker.get("engine_floor_exec_true", {}).get("median_ms"),
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Rebuild the shipped failure states (and, with ``--tasks``, the tasks) of the coding family:
+
+    python -m budgetgym.envs.coding.assets [--tasks]
+
+``--tasks`` first regenerates ``budgetgym/assets/coding/tasks.jsonl`` (seed 0, 12 tasks per
+library; see :mod:`budgetgym.envs.coding.generate`). The failure states come from the core's
+builder over the tasks as read back from disk, in two passes over differently rotated task lists
+so that most tasks get two mistakes of different kinds. Deterministic: the same files every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+
+from budgetgym.core import TaskSet, read_jsonl, write_jsonl
+from budgetgym.core.failures import build_failure_states
+from budgetgym.core.tasks import ASSETS
+from budgetgym.envs.coding.generate import generate
+
+FOLDER = ASSETS / "coding"
+SEED = 0
+PER_REPO = 12
+FIRST_PASS_PER_KIND = 16
+SECOND_PASS_PER_KIND = 6
+
+
+def failure_states(tasks: TaskSet) -> list[dict]:
+    from budgetgym.envs.coding.env import CodingEnv
+
+    env = CodingEnv(tasks=tasks)
+    try:
+        states = build_failure_states(env, list(tasks), FIRST_PASS_PER_KIND, seed=SEED, namespace="coding")
+        # rotated by a count prime to the number of kinds: each task starts from another kind
+        shift = len(tasks) // 2 + 1
+        rotated = list(tasks)[shift:] + list(tasks)[:shift]
+        seen = {state["id"] for state in states}
+        more = build_failure_states(env, rotated, SECOND_PASS_PER_KIND, seed=SEED, namespace="coding/second")
+        states += [state for state in more if state["id"] not in seen]
+    finally:
+        env.close()
+    return states
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", action="store_true", help="regenerate tasks.jsonl first")
+    args = parser.parse_args(argv)
+    if args.tasks:
+        write_jsonl(FOLDER / "tasks.jsonl", generate(SEED, PER_REPO))
+    tasks = TaskSet(read_jsonl(FOLDER / "tasks.jsonl"))
+    states = failure_states(tasks)
+    write_jsonl(FOLDER / "failure_states.jsonl", states)
+    splits = collections.Counter(t.split for t in tasks)
+    kinds = collections.Counter(s["kind"] for s in states)
+    print(f"{len(tasks)} tasks {dict(splits)}; {len(states)} failure states {dict(kinds)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

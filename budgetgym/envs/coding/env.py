@@ -1,0 +1,305 @@
+"""Coding-v0: fix a bug in a small Python library from an issue report, in a sandbox.
+
+Description:
+    The agent gets an issue (a user's report of a failing behaviour, the symptom, never the fix)
+    and a repository: one of eight small, real Python libraries shipped with budgetgym (intervals,
+    Roman numerals, stock keeping, calendar arithmetic, matrices, text statistics, bill
+    splitting, graphs), each with its pytest suite, into which one bug was injected by a seeded
+    mutation (a flipped comparison, an off-by-one, a swapped operator, a wrong default, a dropped
+    branch, ...) that at least one test catches. The agent reads, searches and edits the code, runs
+    commands and the tests, and submits. The work happens in a sandbox: ``backend="local"`` (the
+    default: a private copy under bubblewrap) or ``backend="docker"`` (a container per episode).
+
+Action Space:
+    Text (``UnicodeText``): one or more tool calls a turn, in any form of the shared parser (a JSON
+    object ``{"name": ..., "arguments": {...}}`` or a list of them, ``<tool_call>`` blocks, or call
+    syntax). Tools: ``run_command(command, timeout?)``, ``view_file(path, start_line?, end_line?)``,
+    ``search(query, path?)``, ``replace_in_file(path, old, new)`` (old must occur exactly once),
+    ``create_file(path, content, overwrite?)``, ``run_tests()``, ``submit()``. A malformed call, a
+    path outside the workspace, an edit whose target is absent or not unique, or a command past its
+    time limit costs the turn, says what was wrong and changes nothing else.
+
+Observation Space:
+    Text. At reset: the issue and the repository's file list. After a turn: each tool's result (a
+    command's output, cut to ``output_limit`` characters with head and tail kept, and its exit
+    code or why it was stopped; numbered file lines; matches; the test report).
+
+Rewards:
+    ``reward_mode="sparse"``: 1.0 on the step that submits a solution, else 0.0. A submission is
+    graded SWE-bench style: the task's fail-to-pass tests (those the bug breaks) and pass-to-pass
+    tests (the rest of the suite) run on fresh copies of the library's original test files laid
+    over the agent's source files, in a read-only copy no process of the agent can reach; all must
+    pass. ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
+    tests that pass, measured when the agent runs the tests (on fresh test copies whenever the
+    workspace's tests were edited), never on other steps.
+
+Termination:
+    ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
+    (``max_turns`` = max(6, 2 x the oracle's turns)) runs out without a submission, the repository is
+    graded as if submitted: a pass ends the episode solved, otherwise it is ``truncated``.
+
+Registered Configurations:
+    ``budgetgym/Coding-v0``: every shipped task of both splits (``split="train"`` or ``"test"``),
+    local sandbox; ``gym.make("budgetgym/Coding-v0", backend="docker")`` for containers.
+    ``budgetgym/assets/coding/tasks.jsonl`` is made by
+    ``python -m budgetgym.envs.coding.generate --seed 0 --per-repo 12 --out tasks.jsonl``
+    and ``failure_states.jsonl`` (curated mistakes of six kinds for ``ErrorInjection``) by
+    ``python -m budgetgym.envs.coding.assets``.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import shlex
+from typing import Any, Mapping, Sequence
+
+from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall, ToolError
+from budgetgym.envs.coding.mutate import segment
+from budgetgym.envs.coding.repos import is_test_path, repo_files
+from budgetgym.envs.coding.sandbox import Limits, SandboxDied, make_sandbox
+from budgetgym.envs.coding.tools import TOOLS
+from budgetgym.envs.coding.workspace import Workspace
+
+FAILURE_KINDS = ("syntax_error", "wrong_file", "test_edited", "half_fix", "breaks_pass_to_pass", "deleted_file")
+
+
+def apply_bug(original: str, bug: Mapping[str, Any]) -> str:
+    """The library file with the task's bug put in (the fixed stretch at ``line`` becomes the buggy one)."""
+    lines = original.splitlines(keepends=True)
+    start = bug["line"] - 1
+    count = len(bug["fixed"].splitlines(keepends=True))
+    if "".join(lines[start:start + count]) != bug["fixed"]:
+        raise ValueError(f"{bug['path']}: the task's fixed text is not at line {bug['line']}")
+    return "".join(lines[:start]) + bug["buggy"] + "".join(lines[start + count:])
+
+
+def task_files(task: Mapping[str, Any]) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """(the repository the episode starts with, the library as shipped)."""
+    original = {p: t.encode("utf-8") for p, t in repo_files(task["library"]).items()}
+    bug = task["bug"]
+    initial = dict(original)
+    initial[bug["path"]] = apply_bug(original[bug["path"]].decode("utf-8"), bug).encode("utf-8")
+    return initial, original
+
+
+def _call(name: str, **arguments: Any) -> Action:
+    return Action((ToolCall(name, arguments),))
+
+
+class CodingEnv(TextEnv):
+    """Bug fixing in a sandboxed repository; see the module docstring."""
+
+    family = "coding"
+    failure_kinds = FAILURE_KINDS
+    exploits = {
+        "submit-at-once": "budgetgym.eval.exploits.coding:SubmitAtOnce",
+        "edit-tests": "budgetgym.eval.exploits.coding:EditTests",
+        "delete-tests": "budgetgym.eval.exploits.coding:DeleteTests",
+        "rigged-runner": "budgetgym.eval.exploits.coding:RiggedRunner",
+    }
+    #: run_tests changes no file (the exploit probe's read-only sweep may use it).
+    read_only_tools = ("view_file", "search", "run_tests")
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks.
+    exploit_sample = 6
+    instructions = (
+        "You are a software engineer fixing an issue in a Python repository, working through tools in a "
+        "sandbox (no network). Find the cause, fix the library's source code (not the tests), check your fix "
+        "with run_tests, and call submit when the tests pass. Paths are relative to the repository root. "
+        "replace_in_file needs the exact text, once in the file. Submitting ends the episode: hidden tests "
+        "then decide, on fresh copies of the test files."
+    )
+
+    def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
+                 reward_mode: str = "sparse", render_mode: str | None = None, backend: str = "local",
+                 limits: Limits | None = None, output_limit: int = 8000, allow_unsandboxed: bool = False,
+                 sandbox_options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(split=split, task_ids=task_ids, tasks=tasks, reward_mode=reward_mode, render_mode=render_mode)
+        self.tools = TOOLS
+        self.backend = backend
+        options = dict(sandbox_options or {})
+        if backend == "local":
+            options.setdefault("allow_unsandboxed", allow_unsandboxed)
+        self.sandbox = make_sandbox(backend, limits=limits, **options)
+        self.output_limit = output_limit
+        self.ws: Workspace | None = None
+
+    # ------------------------------------------------------------------ episode
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        initial, original = task_files(task.data)
+        self.sandbox.load(initial)
+        self.ws = Workspace(self.sandbox, task.data, initial, original, self.output_limit)
+        listing = "\n".join(f"  {path}" for path in sorted(initial))
+        return (f"Issue:\n{task.instruction}\n\nRepository (/workspace), {len(initial)} files:\n{listing}\n\n"
+                f"Tools: {', '.join(self.tools)}.")
+
+    def _execute(self, action: Action) -> Outcome:
+        ws = self.ws
+        parts = []
+        for call in action.calls:
+            tool = self.tools[call.name]
+            try:
+                text = tool.function(ws, **tool.normalise(call.arguments))
+            except ToolError as err:
+                text = f"Error: {err}"
+            except SandboxDied as err:
+                text = self._rebuild(err)
+                parts.append(text)
+                break
+            parts.append(text)
+            if ws.verdict is not None:
+                break
+        observation = "\n\n".join(parts)
+        progress, ws.progress = ws.progress, None
+        if ws.verdict is not None:
+            solved, _ = ws.verdict
+            return Outcome(observation, solved=solved, failed=not solved, progress=progress)
+        if self._turn + 1 >= self.task.max_turns:
+            solved, report = ws.grade()
+            observation += f"\n\n[The turn budget is spent: the repository was graded as submitted. {report}]"
+            return Outcome(observation, solved=solved, progress=progress)
+        return Outcome(observation, progress=progress)
+
+    def _rebuild(self, err: Exception) -> str:
+        """A sandbox that died mid-action is rebuilt with the files it had before the action."""
+        ws = self.ws
+        self.sandbox.revive()
+        self.sandbox.load(ws.files)
+        ws.tested = False
+        return (f"Error: the sandbox stopped working ({err}); it was rebuilt from the state before this action, "
+                f"which was not applied. Nothing else was lost.")
+
+    def _teardown(self) -> None:
+        self.sandbox.close()
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _get_state(self) -> Any:
+        return None if self.ws is None else self.ws.state()
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        initial, original = task_files(task.data)
+        try:
+            files = Workspace.files_from_state(initial, state)
+        except ValueError as err:
+            raise SnapshotError(f"corrupt coding state: {err}") from None
+        self.sandbox.load(files)
+        ws = Workspace(self.sandbox, task.data, initial, original, self.output_limit)
+        ws.sync()
+        ws.searched, ws.viewed, ws.tested = state["searched"], state["viewed"], state["tested"]
+        self.ws = ws
+
+    def state_key(self) -> str:
+        digest = hashlib.sha256()
+        for path, data in sorted(self.ws.files.items()):
+            digest.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+        return digest.hexdigest()
+
+    # ------------------------------------------------------------------ oracle
+
+    def _oracle(self) -> Action | None:
+        ws = self.ws
+        task = self.task.data
+        bug = task["bug"]
+        differing = sorted(p for p in set(ws.files) | set(ws.original) if ws.files.get(p) != ws.original.get(p))
+        if differing == [bug["path"]] and ws.files.get(bug["path"]) == ws.initial[bug["path"]]:
+            if not ws.searched:
+                return _call("search", query=task["locate"]["query"])
+            if not ws.viewed:
+                start, end = task["locate"]["view"]
+                return _call("view_file", path=bug["path"], start_line=start, end_line=end)
+            return _call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"])
+        if differing:
+            return self._undo(differing[0])
+        if not ws.tested:
+            return _call("run_tests")
+        return _call("submit")
+
+    def _undo(self, path: str) -> Action:
+        ws = self.ws
+        target = ws.original.get(path)
+        current = ws.files.get(path)
+        if target is None:
+            return _call("run_command", command=f"rm -f -- {shlex.quote(path)}")
+        if current is None:
+            return _call("create_file", path=path, content=target.decode("utf-8"))
+        try:
+            piece = segment(current.decode("utf-8"), target.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return _call("create_file", path=path, content=target.decode("utf-8"), overwrite=True)
+        return _call("replace_in_file", path=path, old=piece.buggy, new=piece.fixed)
+
+    # ------------------------------------------------------------------ failure states
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        ws = self.ws
+        task = self.task.data
+        bug = task["bug"]
+        path = bug["path"]
+        current = ws.files.get(path, b"").decode("utf-8", errors="replace")
+        pristine = ws.files.get(path) == ws.initial[path]
+        original = ws.original[path].decode("utf-8")
+        if kind == "syntax_error" and pristine:
+            first, _, rest = bug["fixed"].partition("\n")
+            broken = first.rstrip() + " (\n" + rest
+            text = current.replace(bug["buggy"], broken, 1)
+            if _parses(text):
+                return None
+            return (_call("replace_in_file", path=path, old=bug["buggy"], new=broken),
+                    f"introduced a syntax error while editing {path}")
+        if kind == "wrong_file":
+            from budgetgym.envs.coding.mutate import mutations
+
+            others = sorted(p for p in ws.original if p.endswith(".py") and p != path and not is_test_path(p)
+                            and not p.endswith("__init__.py") and ws.files.get(p) == ws.original[p])
+            if not others:
+                return None
+            other = rng.choice(others)
+            source = ws.original[other].decode("utf-8")
+            candidates = mutations(other, source)
+            rng.shuffle(candidates)
+            for mutation in candidates[:20]:
+                piece = segment(mutation.source, source)
+                if source.count(piece.fixed) == 1:
+                    return (_call("replace_in_file", path=other, old=piece.fixed, new=piece.buggy),
+                            f"edited {other} instead of {path}, where the bug is")
+            return None
+        if kind == "test_edited":
+            failing = task["fail_to_pass"][0]
+            test_path, _, name = failing.partition("::")
+            name = name.split("[", 1)[0]
+            source = ws.files.get(test_path, b"").decode("utf-8", errors="replace")
+            lines = [line for line in source.splitlines(keepends=True) if line.startswith(f"def {name}(")]
+            if len(lines) != 1 or source.count(lines[0]) != 1:
+                return None
+            return (_call("replace_in_file", path=test_path, old=lines[0], new=lines[0] + "    return\n"),
+                    f"made the failing test {name} return early instead of fixing the library")
+        if kind == "half_fix" and pristine:
+            start = bug["line"] - 1
+            lines = original.splitlines(keepends=True)
+            end = start + len(bug["fixed"].splitlines(keepends=True))
+            if end >= len(lines) - 1:
+                return None
+            cut = rng.randint(end, len(lines) - 1)
+            return (_call("create_file", path=path, content="".join(lines[:cut]), overwrite=True),
+                    f"rewrote {path} with the fix but only its first {cut} of {len(lines)} lines")
+        if kind == "breaks_pass_to_pass" and pristine:
+            breaker = task.get("breaker")
+            if not breaker or original.count(breaker["fixed"]) != 1:
+                return None
+            return (_call("create_file", path=path, content=original.replace(breaker["fixed"], breaker["buggy"], 1),
+                          overwrite=True),
+                    f"fixed the bug in {path} with a second change that breaks {breaker['breaks']}")
+        if kind == "deleted_file" and path in ws.files:
+            return (_call("run_command", command=f"rm {shlex.quote(path)}"), f"deleted {path}")
+        return None
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True

@@ -1,0 +1,460 @@
+"""The Docker backend: each episode in its own container, taken from a pool of warm ones.
+
+Containers run the image (default: the locally built :data:`budgetgym.envs.coding.image.IMAGE`)
+with no network, a memory cap (swap included), one CPU, a process cap, file-size and CPU-time
+rlimits, every capability dropped and ``no-new-privileges``. Commands run as uid 1000 in
+``/workspace`` under ``timeout -s KILL``; after each command every process of that user is killed,
+so nothing the agent starts outlives its command (as in the local backend's PID namespace). File
+tools check, inside the container, that a path resolves inside ``/workspace`` before touching it.
+
+The pool keeps ``pool_size`` started containers per (engine, image, limits); taking one starts a
+replacement in a background thread, so a reset costs one archive upload. A used container is
+removed when the episode ends (``close()``, the env's teardown) or when the next episode takes a
+fresh one. ``DOCKER_HOST`` (and the other variables of ``docker.from_env``) choose the engine.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import socket
+import tarfile
+import threading
+import time
+import weakref
+from typing import Mapping
+
+from budgetgym.envs.coding.sandbox.base import (
+    SIGNAL_REASONS, WORKDIR, Limits, RunResult, Sandbox, SandboxDied, SandboxPathError, SandboxUnavailable,
+    relative_path,
+)
+
+USER = "1000:1000"
+LABEL = "budgetgym.coding"
+OWNER = f"{socket.gethostname()}:{os.getpid()}"
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0", "TERM": "dumb"}
+# Runs inside the container: resolve a workspace path and refuse one that leaves the workspace.
+_RESOLVE = r"""
+import os, sys
+root = os.path.realpath(sys.argv[1]); target = os.path.realpath(os.path.join(root, sys.argv[2]))
+if target != root and not target.startswith(root + "/"):
+    sys.stderr.write("outside"); sys.exit(2)
+if sys.argv[3] == "read":
+    if not os.path.exists(target): sys.stderr.write("missing"); sys.exit(3)
+    if not os.path.isfile(target): sys.stderr.write("notfile"); sys.exit(4)
+    if os.path.getsize(target) > int(sys.argv[4]): sys.stderr.write("large"); sys.exit(5)
+    sys.stdout.buffer.write(open(target, "rb").read())
+else:
+    if os.path.isdir(target): sys.stderr.write("isdir"); sys.exit(4)
+    sys.stdout.write(os.path.relpath(target, root))
+"""
+
+
+def docker_client():
+    """A client of the engine ``DOCKER_HOST`` names (default: the local socket), checked with a ping."""
+    try:
+        import docker
+        import docker.errors
+    except ImportError:
+        raise SandboxUnavailable("the docker backend needs the Docker SDK: pip install 'budgetgym[docker]'") from None
+    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except docker.errors.DockerException as err:
+        raise SandboxUnavailable(
+            f"no Docker engine reachable at {where} ({err}); start one (Debian: `apt-get install -y docker.io` "
+            f"then `dockerd &`) or point DOCKER_HOST at a running engine") from None
+    return client
+
+
+def _tar(files: Mapping[str, str | bytes], *, uid: int, prefix: str = "", dir_mode: int = 0o755,
+         file_mode: int = 0o644, top: str | None = None) -> bytes:
+    buffer = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        made: set[str] = set()
+
+        def folder(name: str) -> None:
+            if not name or name in made:
+                return
+            folder(os.path.dirname(name))
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.uid, info.gid, info.mtime = tarfile.DIRTYPE, dir_mode, uid, uid, now
+            archive.addfile(info)
+            made.add(name)
+
+        if top:
+            folder(top)
+        for path, content in files.items():
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            name = f"{prefix}{relative_path(path)}"
+            folder(os.path.dirname(name))
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.uid, info.gid, info.mtime = len(data), file_mode, uid, uid, now
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+class ContainerPool:
+    """Started, empty containers ready to take, per (engine, image, limits)."""
+
+    _pools: dict[tuple, "ContainerPool"] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, client, image: str, limits: Limits, size: int, make_workspace: bool = True) -> None:
+        self.client, self.image, self.limits, self.size = client, image, limits, size
+        self.make_workspace = make_workspace
+        self._idle: list = []
+        self._mutex = threading.Lock()
+        self._filling: threading.Thread | None = None
+
+    @classmethod
+    def get(cls, client, image: str, limits: Limits, size: int, make_workspace: bool = True) -> "ContainerPool":
+        key = (client.api.base_url, image, limits, make_workspace)
+        with cls._lock:
+            pool = cls._pools.get(key)
+            if pool is None:
+                pool = cls._pools[key] = ContainerPool(client, image, limits, size, make_workspace)
+            if len(cls._pools) == 1:
+                reap(client)
+            pool.size = max(pool.size, size)
+            return pool
+
+    def start(self):
+        """A new started container with an empty /workspace owned by the sandbox user."""
+        import docker.errors
+        from docker.types import Ulimit
+
+        limits = self.limits
+        try:
+            container = self.client.containers.run(
+                self.image, ["sleep", "infinity"], detach=True, network_mode="none",
+                labels={LABEL: "1", f"{LABEL}.owner": OWNER},
+                mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes, nano_cpus=1_000_000_000,
+                pids_limit=limits.processes + 8, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+                tmpfs={"/tmp": "size=64m"}, init=True, auto_remove=False,
+                ulimits=[Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
+                         Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds),
+                         Ulimit(name="nofile", soft=256, hard=256), Ulimit(name="core", soft=0, hard=0)])
+        except docker.errors.ImageNotFound:
+            raise SandboxUnavailable(f"the image {self.image} is not on the engine; build it with "
+                                     f"`python -m budgetgym.envs.coding.image` (as root)") from None
+        except docker.errors.APIError as err:
+            raise SandboxUnavailable(f"could not start a container of {self.image}: {err}") from None
+        if self.make_workspace:
+            container.put_archive("/", _tar({}, uid=1000, top="workspace", dir_mode=0o700))
+        return container
+
+    def take(self, refill: bool = True):
+        """An idle container (a new one when none is idle); ``refill=False`` leaves the refill to the
+        caller, who starts it once the container is ready (the engine is not kept busy meanwhile)."""
+        with self._mutex:
+            container = self._idle.pop() if self._idle else None
+        if container is None:
+            container = self.start()
+        if refill:
+            self.refill()
+        return container
+
+    def refill(self) -> None:
+        with self._mutex:
+            if self._filling is not None and self._filling.is_alive():
+                return
+            self._filling = threading.Thread(target=self._fill, daemon=True)
+            self._filling.start()
+
+    def _fill(self) -> None:
+        while True:
+            with self._mutex:
+                if len(self._idle) >= self.size:
+                    return
+            try:
+                container = self.start()
+            except Exception:
+                return
+            with self._mutex:
+                self._idle.append(container)
+
+    def wait_full(self, timeout: float = 60.0) -> None:
+        """Block until the pool holds ``size`` idle containers (benchmarks and tests)."""
+        self.refill()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._mutex:
+                if len(self._idle) >= self.size:
+                    return
+            time.sleep(0.02)
+
+    def drain(self) -> None:
+        if self._filling is not None:
+            self._filling.join(timeout=60)
+        with self._mutex:
+            idle, self._idle = self._idle, []
+        for container in idle:
+            _remove(container)
+
+    @classmethod
+    def drain_all(cls) -> None:
+        with cls._lock:
+            pools = list(cls._pools.values())
+        for pool in pools:
+            pool.drain()
+
+
+atexit.register(ContainerPool.drain_all)
+
+
+def reap(client) -> int:
+    """Remove the containers that processes of this machine left behind when they died (killed
+    before their teardown ran); returns how many."""
+    host = socket.gethostname()
+    removed = 0
+    try:  # one listing call (no per-container inspection, which races with removals elsewhere)
+        listed = client.api.containers(all=True, filters={"label": LABEL})
+    except Exception:
+        return 0
+    for entry in listed:
+        owner = (entry.get("Labels") or {}).get(f"{LABEL}.owner", "")
+        name, _, pid = owner.rpartition(":")
+        if name != host or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its process still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            client.api.remove_container(entry["Id"], force=True)
+            removed += 1
+        except Exception:
+            pass
+    return removed
+
+
+def _remove(container) -> None:
+    try:
+        container.remove(force=True)
+    except Exception:
+        pass
+
+
+class DockerSandbox(Sandbox):
+    backend = "docker"
+
+    def __init__(self, limits: Limits | None = None, image: str | None = None, pool_size: int = 2,
+                 client=None, workdir: str = WORKDIR, user: str = USER) -> None:
+        """``workdir``/``user``: where the repository is and who runs commands; the defaults make an
+        empty ``/workspace`` for uid 1000. An image that brings its repository (SWE-bench's
+        ``/testbed``) names its folder and usually runs as root; then no processes are ended between
+        commands (ending root's would stop the container)."""
+        super().__init__(limits)
+        from budgetgym.envs.coding.image import IMAGE
+
+        self.client = client or docker_client()
+        self.image = image or IMAGE
+        self.workdir = workdir
+        self.user = user
+        self.pool = ContainerPool.get(self.client, self.image, self.limits, pool_size,
+                                      make_workspace=workdir == WORKDIR)
+        self.container = None
+        self._finalizer: weakref.finalize | None = None
+        self._grade_count = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def load(self, files: Mapping[str, str | bytes]) -> None:
+        if self._closed:
+            raise SandboxDied("the sandbox is closed")
+        old, self.container = self.container, None
+        self._adopt(self.pool.take(refill=False))
+        try:
+            if files:
+                self._put(self.workdir, _tar(files, uid=self._uid))
+        finally:
+            # the engine's slow work (removing the old container, starting a spare) after the reset
+            if old is not None:
+                threading.Thread(target=_remove, args=(old,), daemon=True).start()
+            self.pool.refill()
+
+    def _adopt(self, container) -> None:
+        """Hold ``container`` for this episode; it is removed at close, or at exit if close never comes."""
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self.container = container
+        self._finalizer = weakref.finalize(self, _remove, container)
+
+    def alive(self) -> bool:
+        if self._closed or self.container is None:
+            return False
+        try:
+            self.container.reload()
+        except Exception:
+            return False
+        return self.container.status == "running"
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        if self.container is not None:
+            _remove(self.container)
+            self.container = None
+
+    def revive(self) -> None:
+        """Replace a dead container with a fresh one (the caller reloads the files)."""
+        if self._closed:
+            raise SandboxDied("the sandbox is closed")
+        if self.container is not None:
+            threading.Thread(target=_remove, args=(self.container,), daemon=True).start()
+        self._adopt(self.pool.take())
+
+    # ------------------------------------------------------------------ engine calls
+
+    def _engine(self, call, *args, **kwargs):
+        import docker.errors
+        import requests
+
+        if self.container is None:
+            raise SandboxDied("the sandbox has no container: call load() first")
+        try:
+            return call(*args, **kwargs)
+        except docker.errors.NotFound:
+            raise SandboxDied("the sandbox's container is gone") from None
+        except (docker.errors.APIError, requests.exceptions.ConnectionError) as err:
+            if isinstance(err, docker.errors.APIError) and "is not running" in str(err):
+                raise SandboxDied("the sandbox's container stopped") from None
+            if not isinstance(err, docker.errors.APIError):
+                raise SandboxUnavailable(f"the Docker engine is gone ({err.__class__.__name__}); is dockerd running?") from None
+            raise SandboxDied(f"the Docker engine refused: {err}") from None
+
+    def _put(self, path: str, data: bytes) -> None:
+        self._engine(self.container.put_archive, path, data)
+
+    @property
+    def _uid(self) -> int:
+        return int(self.user.split(":")[0]) if self.user.split(":")[0].isdigit() else 0
+
+    def _exec(self, argv: list[str], *, user: str | None = None, workdir: str | None = None) -> tuple[int, bytes, bytes]:
+        api = self.client.api
+        user, workdir = user or self.user, workdir or self.workdir
+        exec_id = self._engine(api.exec_create, self.container.id, argv, user=user, workdir=workdir,
+                               environment=_ENV)["Id"]
+        out, err = self._engine(api.exec_start, exec_id, demux=True)
+        code = self._engine(api.exec_inspect, exec_id)["ExitCode"]
+        return code, out or b"", err or b""
+
+    def _kill_user(self) -> None:
+        if self._uid != 0:
+            self._exec(["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"])
+
+    # ------------------------------------------------------------------ commands
+
+    def run(self, command: str, timeout: float | None = None) -> RunResult:
+        return self._run(command, self.workdir, timeout)
+
+    def _run(self, command: str, workdir: str, timeout: float | None) -> RunResult:
+        limits = self.limits
+        wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
+        api = self.client.api
+        argv = ["timeout", "-s", "KILL", f"{wall:g}", "/bin/sh", "-c", command]
+        exec_id = self._engine(api.exec_create, self.container.id, argv, user=self.user, workdir=workdir,
+                               environment=_ENV)["Id"]
+        from docker.utils.socket import frames_iter
+
+        started = time.monotonic()
+        sock = self._engine(api.exec_start, exec_id, socket=True)
+        raw = getattr(sock, "_sock", sock)
+        raw.settimeout(wall + 10)
+        chunks, size, limited = [], 0, False
+        try:
+            for _, chunk in frames_iter(sock, tty=False):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limits.output_kill_bytes:
+                    limited = True
+                    break
+        except OSError:
+            pass  # the socket timed out or closed: the checks below say what happened
+        finally:
+            try:
+                sock.close()
+                raw.close()
+            except OSError:
+                pass
+        self._kill_user()  # nothing started by the command outlives it
+        code = None
+        for _ in range(50):
+            info = self._engine(api.exec_inspect, exec_id)
+            if not info["Running"]:
+                code = info["ExitCode"]
+                break
+            time.sleep(0.02)
+        output = b"".join(chunks)[: limits.output_kill_bytes].decode("utf-8", errors="replace")
+        # `timeout -s KILL` exits 137 after killing; an out-of-memory kill does too, so the clock decides.
+        timed_out = code == 137 and not limited and time.monotonic() - started >= wall * 0.95
+        signal_reason = None
+        if code is not None and code > 128 and not (timed_out or limited):
+            signal_reason = SIGNAL_REASONS.get(code - 128)
+        if not self.alive():
+            raise SandboxDied("the sandbox's container stopped during the command")
+        return RunResult(None if (timed_out or limited) else code, output, timed_out, limited, signal_reason)
+
+    def run_isolated(self, files: Mapping[str, str | bytes], command: str, timeout: float | None = None) -> RunResult:
+        self._kill_user()
+        self._grade_count += 1
+        name = f"grade-{self._grade_count}"
+        self._put("/", _tar(files, uid=0, prefix=f"{name}/", top=name))
+        try:
+            return self._run(command, f"/{name}", timeout)
+        finally:
+            self._exec(["rm", "-rf", f"/{name}"], user="0:0", workdir="/")
+
+    # ------------------------------------------------------------------ files
+
+    def _resolve(self, path: str, mode: str) -> tuple[int, bytes, bytes]:
+        rel = relative_path(path, self.workdir)
+        return self._exec(["python3", "-I", "-c", _RESOLVE, self.workdir, rel, mode, str(self.limits.file_bytes)])
+
+    def read_bytes(self, path: str) -> bytes:
+        code, out, err = self._resolve(path, "read")
+        if code == 0:
+            return out
+        reason = err.decode(errors="replace").strip()
+        if reason == "missing":
+            raise FileNotFoundError(f"{path}: no such file")
+        if reason == "outside":
+            raise SandboxPathError(f"{path!r} resolves outside the workspace {self.workdir}")
+        if reason == "large":
+            raise SandboxPathError(f"{path} is larger than {self.limits.file_bytes} bytes")
+        raise SandboxPathError(f"{path} is not a file")
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        if len(data) > self.limits.file_bytes:
+            raise SandboxPathError(f"the content is larger than {self.limits.file_bytes} bytes")
+        code, out, err = self._resolve(path, "write")
+        reason = err.decode(errors="replace").strip()
+        if code != 0:
+            if reason == "outside":
+                raise SandboxPathError(f"{path!r} resolves outside the workspace {self.workdir}")
+            raise SandboxPathError(f"{path} is a folder")
+        self._put(self.workdir, _tar({out.decode(): data}, uid=self._uid))
+
+    def files(self) -> dict[str, bytes]:
+        stream, _ = self._engine(self.container.get_archive, self.workdir)
+        buffer = io.BytesIO(b"".join(stream))
+        found: dict[str, bytes] = {}
+        with tarfile.open(fileobj=buffer) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and member.size <= self.limits.file_bytes:
+                    name = member.name.split("/", 1)[1] if "/" in member.name else None
+                    if name:
+                        found[name] = archive.extractfile(member).read()
+        return dict(sorted(found.items()))

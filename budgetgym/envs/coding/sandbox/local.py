@@ -1,0 +1,402 @@
+"""The local backend: a private workspace folder, each command under bubblewrap.
+
+Each sandbox owns a user id of its own (62000 and up, held with a lock file so no two sandboxes on
+the machine share one) and a workspace folder owned by it with mode 0700, so neither another
+episode's commands nor other users can read it. A command runs as
+
+    prlimit --nproc --as --cpu --fsize --nofile  bwrap <root built from parts> -- setpriv --reuid=U ... sh -c CMD
+
+bubblewrap (as root, building the mount namespace) gives a root file system assembled from
+read-only binds of the system's parts (``/usr``, the Python in use, a few files of ``/etc``),
+finished with ``--remount-ro /``; the workspace bound read-write at ``/workspace``; a private
+``/tmp``; new PID, network, IPC and UTS namespaces (no network at all) and ``--die-with-parent``.
+``setpriv`` then drops to the sandbox's own uid with no capabilities and no new privileges:
+``RLIMIT_NPROC`` counts a real uid's processes and does nothing for root, so the drop is what makes
+the process cap hold. Not as root, the command runs under the invoking user in a user namespace
+(``--unshare-all``), and the process cap counts that user's processes.
+
+Without ``bwrap`` the sandbox refuses to start unless ``allow_unsandboxed=True`` (then commands run
+directly under the same rlimits, in the workspace, with no isolation: for trusted code only).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping
+
+from budgetgym.envs.coding.sandbox.base import (
+    SIGNAL_REASONS, WORKDIR, Limits, RunResult, Sandbox, SandboxDied, SandboxPathError, SandboxUnavailable,
+    relative_path,
+)
+
+UID_BASE = 62000
+UID_SLOTS = 2000
+_STATE_DIR = Path(os.environ.get("BUDGETGYM_SANDBOX_DIR", tempfile.gettempdir())) / "budgetgym-sandbox"
+INSTALL_HINT = ("bubblewrap is not installed: install it (Debian/Ubuntu: `apt-get install -y bubblewrap`, "
+                "Fedora: `dnf install bubblewrap`), or pass allow_unsandboxed=True to run commands "
+                "without isolation (trusted code only)")
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/hosts")
+_TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def _python_roots() -> list[str]:
+    """The folders the running Python needs (a virtual environment and its base installation)."""
+    roots = []
+    for path in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))):
+        path = os.path.realpath(path)
+        if path.startswith("/usr/") or path == "/usr" or path in roots:
+            continue
+        roots.append(path)
+    return roots
+
+
+class LocalSandbox(Sandbox):
+    backend = "local"
+
+    def __init__(self, limits: Limits | None = None, allow_unsandboxed: bool = False,
+                 python: str | None = None) -> None:
+        super().__init__(limits)
+        self.bwrap = shutil.which("bwrap")
+        if self.bwrap is None and not allow_unsandboxed:
+            raise SandboxUnavailable(INSTALL_HINT)
+        self.isolated = self.bwrap is not None
+        self.python = python or sys.executable
+        self.as_root = os.geteuid() == 0
+        self._lock_fd: int | None = None
+        self.uid = self._claim_uid() if self.as_root and self.isolated else os.getuid()
+        self.gid = self.uid if self.as_root and self.isolated else os.getgid()
+        self.root = Path(tempfile.mkdtemp(prefix="budgetgym-ws-"))
+        os.chmod(self.root, 0o711)
+        self.workspace = self.root / "workspace"
+        self._grade_count = 0
+        self._closed = False
+        self._bind_args = self._system_binds()
+        self._make_workspace()
+
+    # ------------------------------------------------------------------ setup
+
+    def _claim_uid(self) -> int:
+        lock_dir = _STATE_DIR / "uids"
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        start = os.getpid() % UID_SLOTS
+        for offset in range(UID_SLOTS):
+            uid = UID_BASE + (start + offset) % UID_SLOTS
+            fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self._lock_fd = fd
+            return uid
+        raise SandboxUnavailable(f"all {UID_SLOTS} sandbox user ids are in use")
+
+    def _system_binds(self) -> list[str]:
+        args: list[str] = ["--ro-bind", "/usr", "/usr"]
+        made: set[str] = {"/", "/usr"}
+
+        def parents(path: str) -> None:
+            parts = Path(path).parts[1:-1]
+            current = ""
+            for part in parts:
+                current += "/" + part
+                if current not in made:
+                    args.extend(["--perms", "0755", "--dir", current])
+                    made.add(current)
+
+        for top in _TOP_LINKS:
+            if os.path.islink(top):
+                args.extend(["--symlink", os.readlink(top), top])
+            elif os.path.isdir(top):
+                args.extend(["--ro-bind", top, top])
+        for path in _ETC_FILES:
+            if os.path.exists(path):
+                parents(path)
+                args.extend(["--ro-bind", path, path])
+        for path in _python_roots():
+            parents(path + "/x")
+            args.extend(["--ro-bind", path, path])
+            made.add(path)
+        args.extend(["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"])
+        return args
+
+    def _make_workspace(self) -> None:
+        self.workspace.mkdir(mode=0o700)
+        if self.as_root and self.isolated:
+            os.chown(self.workspace, self.uid, self.gid)
+
+    # ------------------------------------------------------------------ files
+
+    def _host_path(self, path: str, *, must_exist: bool) -> Path:
+        """The host path of a workspace path, symlinks resolved, refused when it leaves the workspace."""
+        rel = relative_path(path)
+        root = os.path.realpath(self.workspace)
+        resolved = os.path.realpath(os.path.join(root, rel))
+        if resolved != root and not resolved.startswith(root + os.sep):
+            raise SandboxPathError(f"{path!r} resolves outside the workspace {WORKDIR}")
+        if must_exist and not os.path.exists(resolved):
+            raise FileNotFoundError(f"{path}: no such file")
+        return Path(resolved)
+
+    def read_bytes(self, path: str) -> bytes:
+        self._check_alive()
+        target = self._host_path(path, must_exist=True)
+        if not target.is_file():
+            raise SandboxPathError(f"{path} is not a file")
+        if target.stat().st_size > self.limits.file_bytes:
+            raise SandboxPathError(f"{path} is larger than {self.limits.file_bytes} bytes")
+        return target.read_bytes()
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        self._check_alive()
+        if len(data) > self.limits.file_bytes:
+            raise SandboxPathError(f"the content is larger than {self.limits.file_bytes} bytes")
+        target = self._host_path(path, must_exist=False)
+        if target == Path(os.path.realpath(self.workspace)) or target.is_dir():
+            raise SandboxPathError(f"{path} is a folder")
+        # create parents one by one, refusing any that is (or resolves) outside
+        missing = []
+        parent = target.parent
+        while not parent.exists():
+            missing.append(parent)
+            parent = parent.parent
+        for folder in reversed(missing):
+            folder.mkdir()
+            self._own(folder)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(target, flags, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        self._own(target)
+
+    def _own(self, path: Path | str) -> None:
+        if self.as_root and self.isolated:
+            os.chown(path, self.uid, self.gid, follow_symlinks=False)
+
+    def files(self) -> dict[str, bytes]:
+        self._check_alive()
+        found: dict[str, bytes] = {}
+        root = str(self.workspace)
+        for directory, subdirs, names in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if not os.path.islink(os.path.join(directory, d)))
+            for name in sorted(names):
+                full = os.path.join(directory, name)
+                info = os.lstat(full)
+                if stat.S_ISREG(info.st_mode) and info.st_size <= self.limits.file_bytes:
+                    with open(full, "rb") as handle:
+                        found[os.path.relpath(full, root).replace(os.sep, "/")] = handle.read()
+        return found
+
+    def load(self, files: Mapping[str, str | bytes]) -> None:
+        self._check_alive()
+        shutil.rmtree(self.workspace)
+        self._make_workspace()
+        self._write_tree(self.workspace, files, own=True)
+
+    def _write_tree(self, root: Path, files: Mapping[str, str | bytes], *, own: bool) -> None:
+        # os.path, not pathlib: pathlib interns every path part, which grows the interpreter's
+        # table of interned strings with every episode's paths.
+        base = str(root)
+        made: set[str] = {base}
+        for path, content in files.items():
+            target = os.path.join(base, relative_path(path))
+            folder = os.path.dirname(target)
+            if folder not in made:
+                missing = []
+                current = folder
+                while current not in made and not os.path.isdir(current):
+                    missing.append(current)
+                    current = os.path.dirname(current)
+                for sub in reversed(missing):
+                    os.mkdir(sub)
+                    if own:
+                        self._own(sub)
+                    made.add(sub)
+                made.add(folder)
+            with open(target, "wb") as handle:
+                handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+            if own:
+                self._own(target)
+
+    # ------------------------------------------------------------------ commands
+
+    def _command(self, bind: list[str], command: str) -> list[str]:
+        limits = self.limits
+        rlimits = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds}", f"--fsize={limits.file_bytes}",
+                   "--nofile=256", "--core=0"]
+        env = {"PATH": f"{os.path.dirname(self.python)}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+               "PYTHONHASHSEED": "0", "TERM": "dumb"}
+        if not self.isolated:
+            return ["prlimit", *rlimits, "--", "/bin/sh", "-c", command]
+        setenv: list[str] = ["--clearenv"]
+        for key, value in env.items():
+            setenv.extend(["--setenv", key, value])
+        if self.as_root:
+            namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+            nproc = limits.processes
+            drop = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups", "--no-new-privs",
+                    "--inh-caps=-all", "--bounding-set=-all"]
+        else:
+            namespaces = ["--unshare-all"]
+            nproc = _user_process_count() + limits.processes
+            drop = []
+        return ["prlimit", f"--nproc={nproc}", *rlimits, "--", self.bwrap, *namespaces, "--die-with-parent",
+                "--new-session", *self._bind_args, *bind, "--chdir", WORKDIR, "--remount-ro", "/", *setenv, "--",
+                *drop, "/bin/sh", "-c", command]
+
+    def run(self, command: str, timeout: float | None = None) -> RunResult:
+        self._check_alive()
+        bind = ["--bind", str(self.workspace), WORKDIR] if self.isolated else []
+        cwd = str(self.workspace)
+        result = self._spawn(self._command(bind, command), cwd, timeout)
+        over = self._workspace_size() - self.limits.workspace_bytes
+        if over > 0:
+            removed = self._trim_workspace(over)
+            result = RunResult(result.exit_code, result.output, result.timed_out, result.output_limited, result.signal,
+                               result.notes + (f"the workspace grew past {self.limits.workspace_bytes} bytes: removed "
+                                               f"{', '.join(removed)}",))
+        return result
+
+    def run_isolated(self, files: Mapping[str, str | bytes], command: str, timeout: float | None = None) -> RunResult:
+        self._check_alive()
+        self._grade_count += 1
+        grade = self.root / f"grade-{self._grade_count}"
+        grade.mkdir(mode=0o755)
+        try:
+            self._write_tree(grade, files, own=False)  # owned by this process's user: read-only to the sandbox
+            bind = ["--ro-bind", str(grade), WORKDIR] if self.isolated else []
+            return self._spawn(self._command(bind, command), str(grade), timeout)
+        finally:
+            shutil.rmtree(grade, ignore_errors=True)
+
+    def _spawn(self, argv: list[str], cwd: str, timeout: float | None) -> RunResult:
+        limits = self.limits
+        wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
+        process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        chunks: list[bytes] = []
+        size = 0
+        timed_out = limited = False
+        deadline = time.monotonic() + wall
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                if not selector.select(remaining):
+                    continue
+                data = os.read(process.stdout.fileno(), 65536)
+                if not data:
+                    break
+                chunks.append(data)
+                size += len(data)
+                if size > limits.output_kill_bytes:
+                    limited = True
+                    break
+        if timed_out or limited:
+            _kill_group(process)
+        try:
+            code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            code = process.wait()
+        process.stdout.close()
+        output = b"".join(chunks)[: limits.output_kill_bytes].decode("utf-8", errors="replace")
+        signal_reason = None
+        number = -code if code < 0 else (code - 128 if code > 128 else 0)
+        if number in SIGNAL_REASONS and not (timed_out or limited):
+            signal_reason = SIGNAL_REASONS[number]
+        return RunResult(None if (timed_out or limited) else code, output, timed_out, limited, signal_reason)
+
+    def _workspace_size(self) -> int:
+        total = 0
+        for directory, _, names in os.walk(self.workspace):
+            for name in names:
+                try:
+                    total += os.lstat(os.path.join(directory, name)).st_size
+                except OSError:
+                    pass
+        return total
+
+    def _trim_workspace(self, over: int) -> list[str]:
+        sizes = []
+        for directory, _, names in os.walk(self.workspace):
+            for name in names:
+                full = os.path.join(directory, name)
+                sizes.append((os.lstat(full).st_size, full))
+        removed = []
+        for size, full in sorted(sizes, reverse=True):
+            if over <= 0:
+                break
+            os.unlink(full)
+            over -= size
+            removed.append(os.path.relpath(full, self.workspace))
+        return removed
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def alive(self) -> bool:
+        return not self._closed and self.workspace.is_dir()
+
+    def _check_alive(self) -> None:
+        if self._closed:
+            raise SandboxDied("the sandbox is closed")
+        if not self.workspace.is_dir():
+            raise SandboxDied(f"the sandbox's workspace {self.workspace} is gone")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def revive(self) -> None:
+        """Make a dead sandbox usable again with an empty workspace (the caller reloads the files)."""
+        if self._closed:
+            raise SandboxDied("the sandbox is closed")
+        self.root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root, 0o711)
+        if not self.workspace.is_dir():
+            self._make_workspace()
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _user_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count

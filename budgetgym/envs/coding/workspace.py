@@ -1,0 +1,226 @@
+"""One episode's repository: the sandbox, the task's tests and what the agent has done so far.
+
+The tools call into this object. It keeps a mirror of the workspace's files after every action
+(read back from the sandbox), which the snapshot's fast path, the oracle and ``search`` use, and
+the facts the oracle's plan needs (searched, viewed, tests run since the last change).
+
+Grading never trusts the workspace's tests: a fresh copy of the library's original test files
+(and of pytest's configuration files) is laid over the agent's source files in a separate,
+read-only folder, after every process the agent started has been ended, and the real
+``python -m pytest`` runs there. Editing or deleting tests, a fake test runner or a ``conftest.py``
+therefore change nothing about the verdict. When the workspace holds exactly the files grading
+would lay out (no test edited, nothing added beside the sources) and its tests ran to the end
+since the last change, that run is the grading run and is not repeated.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from budgetgym.core import ToolError
+from budgetgym.envs.coding.repos import is_test_path
+from budgetgym.envs.coding.sandbox import Sandbox, SandboxPathError
+from budgetgym.envs.coding.sandbox.base import relative_path
+from budgetgym.envs.coding.testlog import PYTEST_ARGS, parse_statuses, passing
+
+TEST_COMMAND = "python -m pytest " + " ".join(PYTEST_ARGS) + " tests"
+_DURATION = re.compile(r"(\b\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b[^\n]*?) in "
+                       r"\d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?")
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def normalise(text: str) -> str:
+    """Output without what differs run to run (durations, object addresses): same actions, same text."""
+    return _ADDRESS.sub(" at 0x?", _DURATION.sub(r"\1", text))
+
+
+class Workspace:
+    def __init__(self, sandbox: Sandbox, task: Mapping[str, Any], initial: Mapping[str, bytes],
+                 original: Mapping[str, bytes], output_limit: int) -> None:
+        self.sandbox = sandbox
+        self.task = task
+        self.initial = dict(initial)      # the repository the episode starts with (bug in)
+        self.original = dict(original)    # the library as shipped (bug out): the oracle's target
+        self.output_limit = output_limit
+        self.files: dict[str, bytes] = dict(initial)
+        self.searched = self.viewed = self.tested = False
+        self.verdict: tuple[bool, str] | None = None  # set by submit: (solved, report)
+        self._last_run: tuple[dict[str, bytes], dict[str, str]] | None = None
+        self.progress: float | None = None            # set by run_tests
+
+    # ------------------------------------------------------------------ files, for the tools
+
+    def _rel(self, path: str) -> str:
+        try:
+            return relative_path(path)
+        except SandboxPathError as err:
+            raise ToolError(str(err)) from None
+
+    def read_text(self, path: str) -> str:
+        self._rel(path)
+        try:
+            text = self.sandbox.read_text(path)
+        except FileNotFoundError:
+            raise ToolError(f"{path}: no such file") from None
+        except SandboxPathError as err:
+            raise ToolError(str(err)) from None
+        if self._rel(path) == self.task["bug"]["path"]:
+            self.viewed = True
+        return text
+
+    def exists(self, path: str) -> bool:
+        self._rel(path)
+        try:
+            self.sandbox.read_bytes(path)
+        except FileNotFoundError:
+            return False
+        except SandboxPathError as err:
+            if "is not a file" in str(err) or "folder" in str(err):
+                raise ToolError(f"{path} is a folder") from None
+            raise ToolError(str(err)) from None
+        return True
+
+    def write_text(self, path: str, text: str) -> None:
+        self._rel(path)
+        try:
+            self.sandbox.write_bytes(path, text.encode("utf-8"))
+        except SandboxPathError as err:
+            raise ToolError(str(err)) from None
+        self.sync()
+
+    def search(self, query: str, path: str, limit: int) -> list[tuple[str, int, str]]:
+        """(path, line number, line) of the lines that contain ``query``, in the files under ``path``."""
+        rel = self._rel(path)
+        texts = {}
+        for name, data in self.files.items():
+            if rel in (".", name) or name.startswith(rel.rstrip("/") + "/"):
+                try:
+                    texts[name] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+        if not texts:
+            raise ToolError(f"no text files under {path}")
+        if self.task["bug"]["path"] in texts and self.task["locate"]["query"] in query:
+            self.searched = True
+        found = []
+        for name, text in texts.items():
+            for number, line in enumerate(text.splitlines(), 1):
+                if query in line:
+                    found.append((name, number, line))
+                    if len(found) >= limit:
+                        return found
+        return found
+
+    def sync(self) -> bool:
+        """Read the workspace back; True when its files changed (and the tests must be run again)."""
+        files = self.sandbox.files()
+        changed = files != self.files
+        self.files = files
+        if changed:
+            self.tested = False
+        return changed
+
+    # ------------------------------------------------------------------ commands
+
+    def run_command(self, command: str, timeout: int) -> str:
+        result = self.sandbox.run(command, timeout=timeout)
+        self.sync()
+        return normalise(result.shown(self.output_limit))
+
+    def run_tests(self) -> str:
+        result = self.sandbox.run(TEST_COMMAND)
+        self.sync()
+        statuses = parse_statuses(result.output)
+        # A run on exactly the files grading would lay out is the grading run: remember it.
+        complete = result.exit_code is not None
+        self._last_run = (dict(self.files), statuses) if complete and self.files == self.grading_files() else None
+        if self._tests_untouched():
+            share = passing(statuses, self.task["fail_to_pass"])
+        else:  # the workspace's tests were changed: measure on fresh copies, as grading does
+            share = passing(self._grade_statuses(), self.task["fail_to_pass"])
+        self.progress = share / len(self.task["fail_to_pass"])
+        self.tested = True
+        return normalise(result.shown(self.output_limit))
+
+    def _tests_untouched(self) -> bool:
+        mine = {p: d for p, d in self.files.items() if is_test_path(p)}
+        theirs = {p: d for p, d in self.original.items() if is_test_path(p)}
+        return mine == theirs
+
+    def grading_files(self) -> dict[str, bytes]:
+        """The agent's source files with the library's original tests and test configuration."""
+        files = {p: d for p, d in self.files.items() if not is_test_path(p)}
+        files.update({p: d for p, d in self.original.items() if is_test_path(p)})
+        return files
+
+    def _grade_statuses(self) -> dict[str, str]:
+        files = self.grading_files()
+        if self._last_run is not None and self._last_run[0] == files:
+            # The workspace held exactly these files when its tests last ran, and no process of the
+            # agent outlives a command: that run is the grading run, so it is not run twice.
+            return self._last_run[1]
+        return parse_statuses(self.sandbox.run_isolated(files, TEST_COMMAND).output)
+
+    def grade(self) -> tuple[bool, str]:
+        statuses = self._grade_statuses()
+        f2p, p2p = self.task["fail_to_pass"], self.task["pass_to_pass"]
+        fixed, kept = passing(statuses, f2p), passing(statuses, p2p)
+        solved = fixed == len(f2p) and kept == len(p2p)
+        report = (f"Hidden tests on fresh copies of the test files: {fixed} of {len(f2p)} tests of the issue pass, "
+                  f"{kept} of {len(p2p)} other tests still pass. "
+                  + ("The issue is resolved." if solved else "The issue is not resolved."))
+        return solved, report
+
+    def submit(self) -> str:
+        self.verdict = self.grade()
+        return "Submitted. " + self.verdict[1]
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> dict[str, Any]:
+        """The file changes against the episode's start, and the oracle's facts (JSON)."""
+        changed = {p: d for p, d in self.files.items() if self.initial.get(p) != d}
+        text, binary = {}, {}
+        for path, data in changed.items():
+            try:
+                text[path] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                binary[path] = data.hex()
+        return {
+            "files": dict(sorted(text.items())),
+            "binary": dict(sorted(binary.items())),
+            "deleted": sorted(p for p in self.initial if p not in self.files),
+            "searched": self.searched, "viewed": self.viewed, "tested": self.tested,
+        }
+
+    @staticmethod
+    def files_from_state(initial: Mapping[str, bytes], state: Mapping[str, Any]) -> dict[str, bytes]:
+        """The workspace a state describes; raises ValueError for anything malformed (before any change)."""
+        if not isinstance(state, Mapping) or set(state) != {"files", "binary", "deleted", "searched", "viewed", "tested"}:
+            raise ValueError("the coding state needs exactly files, binary, deleted, searched, viewed, tested")
+        if not all(isinstance(state[k], bool) for k in ("searched", "viewed", "tested")):
+            raise ValueError("searched, viewed and tested must be booleans")
+        files, binary, deleted = state["files"], state["binary"], state["deleted"]
+        if not isinstance(files, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise ValueError("files must map paths to text")
+        if not isinstance(binary, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in binary.items()):
+            raise ValueError("binary must map paths to hex text")
+        if not isinstance(deleted, list) or not all(isinstance(p, str) and p in initial for p in deleted):
+            raise ValueError("deleted must list files of the task's repository")
+        result = {p: d for p, d in initial.items() if p not in set(deleted)}
+        for path, content in files.items():
+            result[_checked(path)] = content.encode("utf-8")
+        for path, content in binary.items():
+            try:
+                result[_checked(path)] = bytes.fromhex(content)
+            except ValueError:
+                raise ValueError(f"binary content of {path} is not hex") from None
+        return result
+
+
+def _checked(path: str) -> str:
+    rel = relative_path(path)
+    if rel != path or rel == ".":
+        raise ValueError(f"{path!r} is not a normalised workspace path")
+    return rel

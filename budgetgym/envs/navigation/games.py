@@ -1,0 +1,87 @@
+"""The shipped games: unpacking the gzipped stories and loading TextWorld's game records, once per process.
+
+A story (``<id>.z8.gz``) is unpacked into a private temporary folder the first time a process plays
+it (Jericho reads stories from a path) and removed at exit. Game records share one parsed knowledge
+base: every game of the set carries the same one, and parsing it is most of a record's load time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import gzip
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gymnasium.error import DependencyNotInstalled
+
+from budgetgym.core.tasks import ASSETS
+
+GAMES_DIR = ASSETS / "navigation" / "games"
+_UNPACKED: dict[str, str] = {}
+_TMP: list[str] = []
+
+
+def require_textworld() -> None:
+    """Import TextWorld or fail with the install command."""
+    try:
+        import jericho  # noqa: F401
+        import textworld  # noqa: F401
+    except ImportError as err:
+        raise NavigationNotInstalled(
+            f"budgetgym/Navigation-v0 needs TextWorld: pip install 'budgetgym[navigation]' "
+            f"(or pip install 'textworld>=1.6'); import failed: {err}") from err
+
+
+class NavigationNotInstalled(DependencyNotInstalled, ImportError):
+    """TextWorld is missing: the message names the extra to install."""
+
+
+def story_path(game: str, directory: Path = GAMES_DIR) -> str:
+    """The path of the unpacked ``.z8`` story of ``game``."""
+    packed = directory / f"{game}.z8.gz"
+    key = str(packed)
+    if key not in _UNPACKED:
+        if not packed.exists():
+            raise FileNotFoundError(f"no story for game {game!r} at {packed}")
+        if not _TMP:
+            _TMP.append(tempfile.mkdtemp(prefix="budgetgym-nav-"))
+            atexit.register(shutil.rmtree, _TMP[0], True)
+        data = gzip.decompress(packed.read_bytes())
+        target = Path(_TMP[0]) / f"{game}-{hashlib.sha256(data).hexdigest()[:12]}.z8"
+        target.write_bytes(data)
+        _UNPACKED[key] = str(target)
+    return _UNPACKED[key]
+
+
+@functools.lru_cache(maxsize=None)
+def _knowledge_base(blob: str) -> Any:
+    from textworld.generator.data import KnowledgeBase
+
+    return KnowledgeBase.deserialize(json.loads(blob))
+
+
+@functools.lru_cache(maxsize=None)
+def load_game(game: str, directory: Path = GAMES_DIR) -> Any:
+    """TextWorld's ``Game`` for ``game`` (as ``Game.load``, with the knowledge base shared)."""
+    from textworld.generator.game import EntityInfo, Game, Quest
+    from textworld.generator.text_grammar import GrammarOptions
+    from textworld.generator.world import World
+
+    path = directory / f"{game}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("version", Game._SERIAL_VERSION) != Game._SERIAL_VERSION:
+        raise ValueError(f"{path}: TextWorld game version {data.get('version')}, this TextWorld reads "
+                         f"{Game._SERIAL_VERSION}")
+    kb = _knowledge_base(json.dumps(data["KB"], sort_keys=True))
+    result = Game(World.deserialize(data["world"], kb=kb))
+    result.grammar_options = GrammarOptions(data["grammar"])
+    result.quests = tuple(Quest.deserialize(q) for q in data["quests"])
+    result._infos = {k: EntityInfo.deserialize(v) for k, v in data["infos"]}
+    result.metadata = data.get("metadata", {})
+    result._objective = data.get("objective")
+    return result

@@ -1,0 +1,180 @@
+"""Build the curated Navigation game set: ``python -m budgetgym.envs.navigation.generate``.
+
+Every game comes from TextWorld's own generator (``textworld.generator.make_game`` and
+``compile_game``; the Inform 7 compiler ships in the ``textworld`` wheel, so no network is needed),
+with the options of its tier (``TIERS``) and a recorded seed. A seed whose quest the generator
+cannot build is skipped, so the set is the first ``per_tier`` seeds from each tier's base that
+work; the seed of every game is recorded in its task record, and ``--only ID`` rebuilds one game.
+
+Shipped per game, in ``budgetgym/assets/navigation/games/``:
+
+* ``<id>.z8.gz``: the compiled Z-machine story, gzipped (a story is ~390 KB, ~140 KB gzipped);
+  the env unpacks it once per process into a temporary folder;
+* ``<id>.json``: TextWorld's game record (world, quests, grammar, knowledge base), which TextWorld's
+  state tracking needs for admissible commands, scores and the winning policy.
+
+The Inform 7 source and TextWorld's other side files are not needed to play and are not shipped.
+``tasks.jsonl`` gets one record a game, with the full budget from the oracle's turn count (the
+walkthrough played through the env to a win, which the generator checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from budgetgym.core.tasks import ASSETS
+
+GAMES_DIR = ASSETS / "navigation" / "games"
+TASKS_PATH = ASSETS / "navigation" / "tasks.jsonl"
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    seed_base: int
+    rooms: int
+    objects: int              # at least this many objects; the rest beyond the quest's are distractors
+    quest_length: int         # actions per quest
+    quests: int               # parallel quests, each worth one point (progress = score / max score)
+    only_last_action: bool    # the objective names only each quest's last action: the agent must explore
+    include_adj: bool         # adjectives in names ("rusty key"), so distractors look alike
+
+
+TIERS: tuple[Tier, ...] = (
+    Tier("easy", 1000, rooms=3, objects=5, quest_length=3, quests=1, only_last_action=False, include_adj=False),
+    Tier("medium", 2000, rooms=6, objects=12, quest_length=4, quests=2, only_last_action=False, include_adj=True),
+    Tier("hard", 3000, rooms=10, objects=20, quest_length=5, quests=2, only_last_action=True, include_adj=True),
+)
+PER_TIER = 22
+TEST_EVERY = 3  # every third game of a tier is in the test split
+
+
+def game_id(tier: str, index: int) -> str:
+    return f"nav-{tier}-{index:03d}"
+
+
+def _options(tier: Tier, seed: int, path: Path):
+    import textworld
+
+    options = textworld.GameOptions()
+    options.seeds = seed
+    options.nb_rooms = tier.rooms
+    options.nb_objects = tier.objects
+    options.quest_length = tier.quest_length
+    options.quest_breadth = 1
+    options.nb_parallel_quests = tier.quests
+    options.grammar.only_last_action = tier.only_last_action
+    options.grammar.include_adj = tier.include_adj
+    options.path = str(path)
+    options.force_recompile = True
+    return options
+
+
+def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAMES_DIR) -> dict | None:
+    """Generate, compile and ship one game into ``out``; return its draft task record (None if the
+    seed gives no quest of the tier's length)."""
+    import textworld
+    from textworld.generator import compile_game, make_game
+    from textworld.generator.chaining import QuestGenerationError
+
+    gid = game_id(tier.name, index)
+    options = _options(tier, seed, workdir / f"{gid}.z8")
+    try:
+        game = make_game(options)
+    except QuestGenerationError:
+        return None
+    walkthrough = list(game.metadata.get("walkthrough") or game.walkthrough or [])
+    if len(walkthrough) < tier.quest_length or game.max_score != tier.quests:
+        return None
+    story = Path(compile_game(game, options))
+    out.mkdir(parents=True, exist_ok=True)
+    with open(story, "rb") as src, gzip.GzipFile(out / f"{gid}.z8.gz", "wb", mtime=0) as dst:
+        shutil.copyfileobj(src, dst)
+    shutil.copyfile(story.with_suffix(".json"), out / f"{gid}.json")
+    return {
+        "id": gid,
+        "split": "test" if index % TEST_EVERY == TEST_EVERY - 1 else "train",
+        "tier": tier.name,
+        "game": gid,
+        "generator": {"seed": seed, "rooms": tier.rooms, "objects": tier.objects, "quest_length": tier.quest_length,
+                      "quests": tier.quests, "only_last_action": tier.only_last_action,
+                      "include_adj": tier.include_adj, "textworld": textworld.__version__},
+        "objective": game.objective,
+        "walkthrough": walkthrough,
+        "max_score": game.max_score,
+    }
+
+
+def finish_record(record: dict) -> dict:
+    """Play the oracle through the env to a win; the full budget follows from its turn count."""
+    from budgetgym.core.budgets import full_budget
+    from budgetgym.core.tasks import TaskSet
+    from budgetgym.envs.navigation.env import NavigationEnv
+
+    draft = dict(record, max_turns=10 * len(record["walkthrough"]) + 10,
+                 instruction=record["objective"], oracle_turns=len(record["walkthrough"]))
+    env = NavigationEnv(tasks=TaskSet([draft]))
+    try:
+        env.reset(seed=0, options={"task_id": record["id"]})
+        turns, done, info = 0, False, {}
+        while not done:
+            action = env.oracle_action()
+            if action is None:
+                break
+            _, _, terminated, truncated, info = env.step(action)
+            turns += 1
+            done = terminated or truncated
+        if not info.get("success"):
+            raise RuntimeError(f"{record['id']}: the oracle did not win the game")
+    finally:
+        env.close()
+    return dict(draft, oracle_turns=turns, max_turns=full_budget(turns))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from budgetgym.core.jsonl import read_jsonl, write_jsonl
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-tier", type=int, default=PER_TIER)
+    parser.add_argument("--only", help="rebuild this game id only (its recorded seed)")
+    parser.add_argument("--tasks-only", action="store_true", help="recompute tasks.jsonl from the shipped games")
+    args = parser.parse_args(argv)
+    existing = {r["id"]: r for r in read_jsonl(TASKS_PATH)} if TASKS_PATH.exists() else {}
+    records: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="budgetgym-navgen-") as tmp:
+        work = Path(tmp)
+        for tier in TIERS:
+            if args.tasks_only or args.only:
+                for gid, rec in existing.items():
+                    if rec["tier"] != tier.name:
+                        continue
+                    if args.only == gid:
+                        rec = build_game(tier, int(gid.rsplit("-", 1)[1]), rec["generator"]["seed"], work)
+                    records[gid] = rec
+                continue
+            seed, index = tier.seed_base, 0
+            while index < args.per_tier:
+                started = time.time()
+                record = build_game(tier, index, seed, work)
+                seed += 1
+                if record is None:
+                    continue
+                records[record["id"]] = record
+                print(f"{record['id']}: seed {record['generator']['seed']}, {len(record['walkthrough'])} steps, "
+                      f"{time.time() - started:.1f}s", file=sys.stderr, flush=True)
+                index += 1
+    finished = [finish_record(records[gid]) for gid in sorted(records)]
+    write_jsonl(TASKS_PATH, finished)
+    print(f"{len(finished)} games -> {TASKS_PATH}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

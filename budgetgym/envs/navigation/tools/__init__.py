@@ -1,0 +1,1 @@
+"""The Navigation tools, one a file."""

@@ -1,0 +1,293 @@
+"""SWEBench-v0: SWE-bench instances from a local file, in each instance's image, graded by ``swebench``.
+
+Description:
+    The SWE-bench task format run through the ``swebench`` package (5.x): each instance (from a
+    JSON, JSON-lines or parquet file the user points to) names its Docker image, whose repository
+    sits at ``/testbed`` (``workdir`` in the record overrides it), its problem statement, its
+    evaluation script and log parser, and its fail-to-pass and pass-to-pass tests. The agent works
+    in a container of that image (the Docker backend of the coding family: no network, memory,
+    CPU and process limits) with the coding tools. Images are not pulled: they must be on the
+    engine (built locally or loaded).
+
+Action Space:
+    Text: tool calls of ``run_command``, ``view_file``, ``search``, ``replace_in_file``,
+    ``create_file`` and ``submit`` (as in Coding-v0; there is no ``run_tests``: the instance's test
+    command is part of its hidden evaluation). Bad input costs the turn and changes nothing.
+
+Observation Space:
+    Text: the problem statement at reset, then each tool's result.
+
+Rewards:
+    ``submit`` takes the repository's changes as a patch (``git diff`` against the starting commit,
+    new files included), applies it in a fresh container of the image, runs the instance's
+    evaluation script there (it puts the hidden tests in) and grades the log with
+    ``swebench.harness.grading.get_eval_report`` and the instance's log parser: 1.0 when resolved.
+    ``info["progress"]`` stays 0 (no partial measure is run during the episode).
+
+Termination:
+    ``terminated`` on ``submit``; ``truncated`` at ``max_turns``: the core's full budget from the
+    oracle (apply the gold patch, submit: 6 turns) unless ``max_turns=`` is passed.
+
+Registered Configurations:
+    ``budgetgym/SWEBench-v0``: ``gym.make("budgetgym/SWEBench-v0", instances="path/to/instances.jsonl")``
+    (or the ``BUDGETGYM_SWEBENCH_INSTANCES`` variable). Needs ``pip install 'budgetgym[swebench]'``
+    and a Docker engine holding the instances' images.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import tarfile
+import tempfile
+import time
+from typing import Any, Mapping
+
+from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall, ToolError, tool_map
+from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxPathError
+from budgetgym.envs.coding.sandbox.base import relative_path
+from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
+from budgetgym.envs.swebench.instances import load_instances, task_record, workdir_of
+
+TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
+INSTALL = "SWEBench-v0 needs the swebench package: pip install 'budgetgym[swebench]'"
+PATCH_FILE = "/budgetgym-model.patch"  # not under /tmp: a tmpfs there hides archive uploads
+APPLY_MARKER = "BUDGETGYM_GOLD_PATCH"
+
+
+class InstancesMissing(FileNotFoundError):
+    """No instance file was named: SWE-bench data is not shipped, the user points to it."""
+
+
+def _swebench():
+    try:
+        from swebench.harness.grading import get_eval_report
+        from swebench.harness.utils import make_test_spec
+    except ImportError as err:
+        raise ImportError(f"{INSTALL} ({err})") from None
+    return make_test_spec, get_eval_report
+
+
+class RepoWorkspace:
+    """The tools' view of an instance's container (no mirror: SWE-bench repositories are large)."""
+
+    def __init__(self, sandbox, instance: Mapping[str, Any], output_limit: int) -> None:
+        self.sandbox, self.instance, self.output_limit = sandbox, instance, output_limit
+        self.verdict: tuple[bool, str] | None = None
+        self.progress = None
+        self.gold_applied = False
+
+    def _rel(self, path: str) -> str:
+        try:
+            return relative_path(path, self.sandbox.workdir)
+        except SandboxPathError as err:
+            raise ToolError(str(err)) from None
+
+    def read_text(self, path: str) -> str:
+        self._rel(path)
+        try:
+            return self.sandbox.read_text(path)
+        except FileNotFoundError:
+            raise ToolError(f"{path}: no such file") from None
+        except SandboxPathError as err:
+            raise ToolError(str(err)) from None
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.read_text(path)
+        except ToolError as err:
+            if "no such file" in str(err):
+                return False
+            raise
+        return True
+
+    def write_text(self, path: str, text: str) -> None:
+        self._rel(path)
+        try:
+            self.sandbox.write_bytes(path, text.encode("utf-8"))
+        except SandboxPathError as err:
+            raise ToolError(str(err)) from None
+        self.gold_applied = False
+
+    def search(self, query: str, path: str, limit: int) -> list[tuple[str, int, str]]:
+        rel = self._rel(path)
+        result = self.sandbox.run(f"grep -rnIF --exclude-dir=.git -e {shlex.quote(query)} -- {shlex.quote(rel)} "
+                                  f"| head -n {int(limit)}")
+        found = []
+        for line in result.output.splitlines():
+            name, _, rest = line.partition(":")
+            number, _, text = rest.partition(":")
+            if number.isdigit():
+                found.append((name[2:] if name.startswith("./") else name, int(number), text))
+        return found
+
+    def run_command(self, command: str, timeout: int) -> str:
+        result = self.sandbox.run(command, timeout=timeout)
+        self.gold_applied = APPLY_MARKER in command and result.exit_code == 0
+        return result.shown(self.output_limit)
+
+    def diff(self) -> str:
+        """The repository's changes as a patch (new files included), against the starting commit."""
+        result = self.sandbox.run("git add -A >/dev/null 2>&1 && git diff --cached --binary HEAD")
+        if result.exit_code != 0:
+            raise SandboxDied(f"git diff failed: {result.output[-500:]}")
+        return result.output
+
+    def submit(self) -> str:
+        self.verdict = grade(self.sandbox, self.instance, self.diff())
+        return "Submitted. " + self.verdict[1]
+
+
+def grade(sandbox, instance: Mapping[str, Any], patch: str) -> tuple[bool, str]:
+    """SWE-bench's grading: the patch applied in a fresh container, the evaluation script run there,
+    the log graded by ``get_eval_report`` with the instance's log parser."""
+    from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
+
+    make_test_spec, get_eval_report = _swebench()
+    spec = make_test_spec(dict(instance))
+    fresh = DockerSandbox(limits=sandbox.limits, image=sandbox.image, client=sandbox.client,
+                          workdir=sandbox.workdir, user=sandbox.user)
+    try:
+        fresh.load({})
+        lines = []
+        if patch.strip():
+            fresh._put("/", _single_file(PATCH_FILE.lstrip("/"), patch))
+            applied = fresh.run(f"git apply -v {PATCH_FILE}", timeout=60)
+            lines.append(applied.output)
+            lines.append(">>>>> Applied Patch" if applied.exit_code == 0 else ">>>>> Patch Apply Failed")
+        fresh._put("/", _single_file("eval.sh", spec.eval_script))
+        run = fresh.run("/bin/bash /eval.sh", timeout=fresh.limits.wall_seconds)
+        lines.append(run.output)
+    finally:
+        fresh.close()
+    with tempfile.TemporaryDirectory(prefix="budgetgym-swebench-") as folder:
+        log = os.path.join(folder, "test_output.txt")
+        with open(log, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines))
+        prediction = {"instance_id": instance["instance_id"], "model_name_or_path": "budgetgym", "model_patch": patch}
+        report = get_eval_report(spec, prediction, log, include_tests_status=True)[instance["instance_id"]]
+    resolved = bool(report.get("resolved"))
+    status = report.get("tests_status", {})
+    f2p = status.get("FAIL_TO_PASS", {})
+    p2p = status.get("PASS_TO_PASS", {})
+    text = (f"SWE-bench evaluation: fail-to-pass {len(f2p.get('success', []))}/{len(spec.FAIL_TO_PASS)}, "
+            f"pass-to-pass {len(p2p.get('success', []))}/{len(spec.PASS_TO_PASS)}; "
+            + ("resolved." if resolved else "not resolved."))
+    return resolved, text
+
+
+def _single_file(name: str, text: str) -> bytes:
+    buffer = io.BytesIO()
+    data = text.encode("utf-8")
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.mtime = len(data), 0o644, time.time()
+        archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+class SWEBenchEnv(TextEnv):
+    """SWE-bench instances in their images; see the module docstring."""
+
+    family = "swebench"
+    exploit_upstream = "graded by swebench's own get_eval_report and log parsers"
+    exploit_sample = 1
+    instructions = (
+        "You are a software engineer resolving an issue in a repository (the working directory), through "
+        "tools in a container without network. Make the change in the source code, check it with commands "
+        "as you see fit, then call submit: the repository's changes are evaluated with the hidden tests."
+    )
+
+    def __init__(self, instances: str | None = None, split: str | None = None, task_ids: list[str] | None = None,
+                 reward_mode: str = "sparse", render_mode: str | None = None, max_turns: int | None = None,
+                 limits: Limits | None = None, output_limit: int = 8000, pool_size: int = 1) -> None:
+        _swebench()
+        path = instances or os.environ.get("BUDGETGYM_SWEBENCH_INSTANCES")
+        if not path:
+            raise InstancesMissing("SWEBench-v0 needs SWE-bench instances: gym.make('budgetgym/SWEBench-v0', "
+                                   "instances='instances.jsonl') or BUDGETGYM_SWEBENCH_INSTANCES=path "
+                                   "(JSON, JSON lines or parquet)")
+        records = [task_record(instance, max_turns) for instance in load_instances(path)]
+        super().__init__(split=split, task_ids=task_ids, tasks=TaskSet(records), reward_mode=reward_mode,
+                         render_mode=render_mode)
+        from budgetgym.envs.coding.sandbox.docker_backend import docker_client
+
+        self.client = docker_client()
+        self.tools = TOOLS
+        self.limits = limits or Limits(wall_seconds=600, cpu_seconds=600, memory_bytes=8 << 30, processes=512,
+                                       file_bytes=256 << 20)
+        self.output_limit = output_limit
+        self.pool_size = pool_size
+        self.sandbox = None
+        self.ws: RepoWorkspace | None = None
+
+    def _open(self, task: Task, patch: str) -> None:
+        from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
+
+        instance = task["instance"]
+        if self.sandbox is not None:
+            self.sandbox.close()
+        self.sandbox = DockerSandbox(limits=self.limits, image=instance["image"], client=self.client,
+                                     workdir=workdir_of(instance), user=instance.get("user", "root"),
+                                     pool_size=self.pool_size)
+        self.sandbox.load({})
+        if patch.strip():
+            self.sandbox._put("/", _single_file(PATCH_FILE.lstrip("/"), patch))
+            applied = self.sandbox.run(f"git apply {PATCH_FILE} && rm {PATCH_FILE}")
+            if applied.exit_code != 0:
+                raise SnapshotError(f"the snapshot's patch does not apply to {instance['image']}: {applied.output[-300:]}")
+        self.ws = RepoWorkspace(self.sandbox, instance, self.output_limit)
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        self._open(task, "")
+        return f"Issue:\n{task.instruction}\n\nRepository: {workdir_of(task['instance'])}\nTools: {', '.join(self.tools)}."
+
+    def _execute(self, action: Action) -> Outcome:
+        parts = []
+        for call in action.calls:
+            tool = self.tools[call.name]
+            try:
+                parts.append(tool.function(self.ws, **tool.normalise(call.arguments)))
+            except ToolError as err:
+                parts.append(f"Error: {err}")
+            except SandboxDied as err:
+                patch = self._last_patch
+                self._open(self.task, patch)
+                parts.append(f"Error: the container stopped working ({err}); it was rebuilt from the state before "
+                             f"this action, which was not applied.")
+                break
+            if self.ws.verdict is not None:
+                break
+        self._last_patch = self.ws.diff() if self.ws.verdict is None else ""
+        observation = "\n\n".join(parts)
+        if self.ws.verdict is not None:
+            solved = self.ws.verdict[0]
+            return Outcome(observation, solved=solved, failed=not solved)
+        return Outcome(observation)
+
+    _last_patch = ""
+
+    def _oracle(self) -> Action | None:
+        instance = self.task["instance"]
+        if self.ws.gold_applied or not instance.get("patch"):
+            return Action((ToolCall("submit", {}),))
+        command = (f"git checkout -q -- . && git clean -fdq && git apply - <<'{APPLY_MARKER}'\n"
+                   f"{instance['patch'].rstrip(chr(10))}\n{APPLY_MARKER}")
+        return Action((ToolCall("run_command", {"command": command}),))
+
+    def _get_state(self) -> Any:
+        return None if self.ws is None else {"patch": self.ws.diff(), "gold_applied": self.ws.gold_applied}
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        if not isinstance(state, Mapping) or set(state) != {"patch", "gold_applied"} or \
+                not isinstance(state["patch"], str) or not isinstance(state["gold_applied"], bool):
+            raise SnapshotError("corrupt SWE-bench state: expected a patch (text) and gold_applied (bool)")
+        self._open(task, state["patch"])
+        self.ws.gold_applied = state["gold_applied"]
+        self._last_patch = state["patch"]
+
+    def _teardown(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None

@@ -1,0 +1,349 @@
+"""The study in miniature: what multi-turn RL changes in an agent, measured on a CPU in minutes.
+
+``run_study`` trains the base policy twice with the same reward and the same budget of updates,
+once at the full budget and once under BudgetMix (see :mod:`budgetgym.train.grpo`), then measures
+the three policies on the test split with the evaluation's own tools and writes ``report.md``:
+
+1. Pass@(K,T): the trained policies minus the base, per K and T, under the unannounced cap
+   (``reveal="none"``) and the announced one (``"remaining"``), with paired intervals over tasks.
+2. Action quality at matched states: the base's and the trained policy's next action on the
+   oracle's path, each continued by the same reference policy.
+3. Recovery: success from the curated failure states (and the matched clean states).
+4. BudgetMix against full-budget training at the tightest and the full budget, remaining shown.
+
+Each claim is stated with the measurement that tests it and a plain verdict (agrees, does not
+agree, inconclusive: the interval includes zero). The verdict rules are fixed here, before any
+numbers: nothing in training or evaluation knows them. Every number in the report is recomputed
+from the saved episode files by :func:`summarize_study`, which the tests call again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from budgetgym.core import read_jsonl, write_jsonl
+from budgetgym.eval.agents.scripted import NoisyOracleAgent
+from budgetgym.eval.metrics import difference_grid, pass_grid
+from budgetgym.eval.probes.action_quality import run_action_quality_probe
+from budgetgym.eval.probes.recovery import run_recovery_probe
+from budgetgym.eval.sweep import run_sweep
+from budgetgym.train.grpo import MIX_FRACTIONS, TrainConfig, train
+from budgetgym.train.policy import LinearSoftmaxPolicy
+
+POLICIES = ("base", "full", "mix")
+REVEALS = ("none", "remaining")
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """The study's sizes. ``quick()`` is the tests' seconds-long version."""
+
+    env_id: str = "budgetgym/Navigation-v0"
+    iterations: int = 24
+    tasks_per_iteration: int = 8
+    group_size: int = 6
+    learning_rate: float = 1.0
+    eval_tasks: str | int = "test"
+    ks: tuple[int, ...] = (1, 2, 4, 8)
+    budgets: tuple[float, ...] = MIX_FRACTIONS
+    quality_tasks: int = 6
+    quality_rollouts: int = 4
+    recovery_attempts: int = 2
+    recovery_states: int = 24
+    seed: int = 0
+
+    @classmethod
+    def quick(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
+        return cls(env_id=env_id, iterations=3, tasks_per_iteration=3, group_size=3, eval_tasks=4, ks=(1, 2),
+                   quality_tasks=1, quality_rollouts=1, recovery_attempts=1, recovery_states=3)
+
+
+def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Train, evaluate and report into ``out`` (resumable: finished parts are not run again)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "study.json").write_text(json.dumps(_jsonable(config), indent=2, sort_keys=True))
+    policies = {"base": LinearSoftmaxPolicy.base(name="base")}
+    for regime in ("full", "mix"):
+        train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
+                                   tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
+                                   learning_rate=config.learning_rate, seed=config.seed)
+        log(f"training {regime}: {config.iterations} iterations x {config.tasks_per_iteration} tasks x "
+            f"{config.group_size} attempts")
+        policies[regime] = train(train_config, out / f"train-{regime}", name=regime,
+                                 progress=lambda row: log(f"  iteration {row['iteration']}: success "
+                                                          f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
+    env_kwargs = {"split": "test"} if config.eval_tasks == "test" else None
+    tasks = None if config.eval_tasks == "test" else config.eval_tasks
+    for name, policy in policies.items():
+        log(f"Pass@(K,T) of {name}")
+        run_sweep(config.env_id, policy, tasks=tasks, k=config.ks, budgets=config.budgets, reveal=REVEALS,
+                  seed=config.seed, out=out / f"episodes-{name}.jsonl", env_kwargs=env_kwargs)
+    reference = NoisyOracleAgent(p=0.5)
+    if not (out / "action_quality.json").exists():
+        log("action quality at matched states: base vs full")
+        quality = run_action_quality_probe(config.env_id, policies["base"], policies["full"], reference,
+                                           tasks=config.quality_tasks, rollouts=config.quality_rollouts,
+                                           seed=config.seed, env_kwargs=env_kwargs)
+        (out / "action_quality.json").write_text(json.dumps(quality, indent=1))
+    states = _failure_states(config, env_kwargs)
+    for name in POLICIES:
+        path = out / f"recovery-{name}.jsonl"
+        if path.exists():
+            continue
+        if not states:
+            log(f"recovery: {config.env_id} ships no failure states for these tasks; claim 3 is not measured")
+            write_jsonl(path, [])
+            continue
+        log(f"recovery of {name}")
+        result = run_recovery_probe(config.env_id, policies[name], states=states, attempts=config.recovery_attempts,
+                                    seed=config.seed, env_kwargs=env_kwargs)
+        write_jsonl(path, result["episodes"])
+    summary = summarize_study(out, config)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    (out / "report.md").write_text(render_report(summary))
+    _plots(out, summary)
+    log(f"report: {out / 'report.md'}")
+    return summary
+
+
+def _failure_states(config: StudyConfig, env_kwargs: dict[str, Any] | None) -> list[dict[str, Any]]:
+    import gymnasium as gym
+
+    from budgetgym.core import text_env
+
+    env = gym.make(config.env_id, **(env_kwargs or {}))
+    try:
+        base = text_env(env)
+        ids = set(base.tasks.ids)
+        states = [dict(s) for s in base.failure_states() if s["task_id"] in ids]
+    finally:
+        env.close()
+    rng = np.random.default_rng(config.seed)
+    order = rng.permutation(len(states))[: config.recovery_states]
+    return [states[i] for i in sorted(order)]
+
+
+# ------------------------------------------------------------------ the numbers, from the files
+
+
+def summarize_study(out: str | Path, config: StudyConfig) -> dict[str, Any]:
+    """Every number of the report, recomputed from the saved episodes and probe results."""
+    out = Path(out)
+    episodes = {name: read_jsonl(out / f"episodes-{name}.jsonl") for name in POLICIES}
+    budgets, ks = list(config.budgets), list(config.ks)
+    grids: dict[str, Any] = {}
+    for name in POLICIES:
+        for reveal in REVEALS:
+            records = [r for r in episodes[name] if r["reveal"] == reveal]
+            grids[f"{name}/{reveal}"] = [c.as_dict() for c in pass_grid(records, budgets, ks, seed=config.seed)]
+    differences: dict[str, Any] = {}
+    for a, b in (("base", "full"), ("base", "mix"), ("full", "mix")):
+        for reveal in REVEALS:
+            ra = [r for r in episodes[a] if r["reveal"] == reveal]
+            rb = [r for r in episodes[b] if r["reveal"] == reveal]
+            differences[f"{b}-{a}/{reveal}"] = [c.as_dict() for c in difference_grid(ra, rb, budgets, ks, seed=config.seed)]
+    quality = json.loads((out / "action_quality.json").read_text())
+    recovery = {name: _recovery_rates(read_jsonl(out / f"recovery-{name}.jsonl"), config.seed) for name in POLICIES}
+    curves = {regime: read_jsonl(out / f"train-{regime}" / "curve.jsonl") for regime in ("full", "mix")}
+    summary = {"config": _jsonable(config), "grids": grids, "differences": differences,
+               "action_quality": {k: quality[k] for k in ("states", "a_better", "b_better", "ties", "mean_quality_a",
+                                                            "mean_quality_b", "mean_difference", "difference_ci")},
+               "recovery": recovery, "curves": curves}
+    summary["claims"] = _claims(summary, budgets, ks)
+    return summary
+
+
+def _recovery_rates(episodes: Sequence[dict[str, Any]], seed: int) -> dict[str, Any]:
+    rates = {}
+    for arm in ("failure", "clean"):
+        by_state: dict[str, list[bool]] = {}
+        for episode in episodes:
+            if episode["arm"] == arm:
+                by_state.setdefault(episode["state"], []).append(bool(episode["success"]))
+        per_state = np.array([np.mean(v) for v in by_state.values()])
+        rates[arm] = {"rate": float(per_state.mean()) if by_state else None, "states": len(by_state),
+                      "per_state": per_state.tolist()}
+    return rates
+
+
+def _cell(cells: Sequence[dict[str, Any]], budget: float, k: int) -> dict[str, Any]:
+    return next(c for c in cells if c["budget"] == budget and c["k"] == k)
+
+
+def _verdict(low: float, high: float, expected_sign: int) -> str:
+    if low > 0:
+        return "agrees" if expected_sign > 0 else "does not agree"
+    if high < 0:
+        return "agrees" if expected_sign < 0 else "does not agree"
+    return "inconclusive (the interval includes 0)"
+
+
+def _paired_ci(values: np.ndarray, seed: int) -> tuple[float, float]:
+    from budgetgym.eval.metrics import bootstrap_ci
+
+    return bootstrap_ci(values, seed=seed)
+
+
+def _claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -> list[dict[str, Any]]:
+    tight, full, k_min, k_max = min(budgets), max(budgets), min(ks), max(ks)
+    claims = []
+    for reveal in REVEALS:
+        cells = summary["differences"][f"full-base/{reveal}"]
+        wide, narrow = _cell(cells, full, k_max), _cell(cells, tight, k_min)
+        claims.append({
+            "claim": 1, "reveal": reveal,
+            "statement": "With more attempts K the trained agent pulls ahead, but at fixed K its edge shrinks, "
+                         "vanishes or reverses under tighter turn budgets T.",
+            "measured": {"full_minus_base_at_Kmax_Tfull": wide, "full_minus_base_at_Kmin_Ttight": narrow,
+                         "edge_by_budget_at_Kmin": [_cell(cells, b, k_min) for b in budgets]},
+            "verdict": ("agrees" if wide["ci_low"] > 0 and narrow["pass"] < wide["pass"] else
+                        "does not agree" if wide["ci_high"] < 0 or narrow["pass"] > wide["pass"] else
+                        "inconclusive (the interval includes 0)"),
+        })
+    quality = summary["action_quality"]
+    claims.append({
+        "claim": 2,
+        "statement": "At matched intermediate states the trained agent is not consistently better at the next "
+                     "action (reference: better at 46.8% of coding and 42.8% of navigation states).",
+        "measured": quality,
+        "verdict": "agrees" if quality["b_better"] < 0.5 and quality["difference_ci"][0] <= 0 else "does not agree",
+    })
+    failure = {name: np.array(summary["recovery"][name]["failure"]["per_state"]) for name in POLICIES}
+    for trained in ("full", "mix"):
+        if not summary["recovery"]["base"]["failure"]["states"]:
+            claims.append({"claim": 3, "policy": trained,
+                           "statement": "From constructed error states, the trained agent's continuations succeed "
+                                        "more often.",
+                           "measured": None, "verdict": "not measured (the env ships no failure states)"})
+            continue
+        diff = failure[trained] - failure["base"] if len(failure[trained]) == len(failure["base"]) else np.array([0.0])
+        low, high = _paired_ci(diff, summary["config"]["seed"])
+        claims.append({
+            "claim": 3, "policy": trained,
+            "statement": "From constructed error states, the trained agent's continuations succeed more often.",
+            "measured": {"base": summary["recovery"]["base"]["failure"]["rate"],
+                         trained: summary["recovery"][trained]["failure"]["rate"],
+                         "difference": float(diff.mean()), "ci": [low, high]},
+            "verdict": _verdict(low, high, +1),
+        })
+    cells = summary["differences"]["mix-full/remaining"]
+    at_tight, at_full = _cell(cells, tight, k_min), _cell(cells, full, k_min)
+    claims.append({
+        "claim": 4,
+        "statement": "Training across varied budgets with the budget shown (BudgetMix) helps at tight T and keeps "
+                     "the full-T result (reference, BFCL at 25%: base 3.0, full-budget GRPO 2.5, BudgetMix 8.5).",
+        "measured": {"mix_minus_full_at_Ttight": at_tight, "mix_minus_full_at_Tfull": at_full},
+        "verdict": ("agrees" if at_tight["ci_low"] > 0 and at_full["ci_low"] > -0.05 else
+                    "does not agree" if at_tight["ci_high"] < 0 or at_full["ci_high"] < -0.05 else
+                    "inconclusive (the interval includes 0)"),
+    })
+    return claims
+
+
+# ------------------------------------------------------------------ the report
+
+
+def render_report(summary: dict[str, Any]) -> str:
+    config = summary["config"]
+    lines = ["# The study in miniature", "",
+             f"Env `{config['env_id']}`; a linear softmax policy over admissible commands "
+             "(budgetgym.train), trained with group-relative policy gradients from the same base in two regimes "
+             f"that differ only in the turn cap: full budget, and BudgetMix over {list(config['budgets'])} of the "
+             f"full budget (remaining turns shown in both). {config['iterations']} iterations x "
+             f"{config['tasks_per_iteration']} tasks x {config['group_size']} attempts each; seed {config['seed']}. "
+             "Intervals are 95% bootstrap intervals over tasks (paired for differences). "
+             "Every number below is recomputed from the files beside this report.", ""]
+    for regime, curve in summary["curves"].items():
+        if curve:
+            lines.append(f"- training `{regime}`: success {curve[0]['success_rate']:.2f} at iteration 0, "
+                         f"{curve[-1]['success_rate']:.2f} at iteration {curve[-1]['iteration']}")
+    lines.append("")
+    for claim in summary["claims"]:
+        tag = claim.get("reveal") or claim.get("policy") or ""
+        lines += [f"## Claim {claim['claim']}{f' ({tag})' if tag else ''}", "", claim["statement"], "",
+                  f"**Miniature: {claim['verdict']}.**", "", _measured(claim), ""]
+    lines += ["## Pass@(K,T) grids", ""]
+    for key, cells in summary["grids"].items():
+        lines += [f"### {key}", "", _table(cells), ""]
+    for key, cells in summary["differences"].items():
+        lines += [f"### {key} (difference)", "", _table(cells), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _measured(claim: dict[str, Any]) -> str:
+    measured = claim["measured"]
+    if measured is None:
+        return "- not measured"
+    if claim["claim"] in (1, 4):
+        parts = []
+        for key, cell in measured.items():
+            if isinstance(cell, list):
+                parts.append(f"- {key}: " + ", ".join(f"T={c['budget']}: {c['pass']:+.3f} [{c['ci_low']:+.3f}, "
+                                                      f"{c['ci_high']:+.3f}]" for c in cell))
+            else:
+                parts.append(f"- {key}: {cell['pass']:+.3f} [{cell['ci_low']:+.3f}, {cell['ci_high']:+.3f}] "
+                             f"(T={cell['budget']}, K={cell['k']}, {cell['tasks']} tasks)")
+        return "\n".join(parts)
+    if claim["claim"] == 2:
+        return (f"- trained better at {measured['b_better']:.1%} of {measured['states']} states, base better at "
+                f"{measured['a_better']:.1%}, ties {measured['ties']:.1%}; mean quality base "
+                f"{measured['mean_quality_a']:.3f}, trained {measured['mean_quality_b']:.3f}, difference "
+                f"{measured['mean_difference']:+.3f} [{measured['difference_ci'][0]:+.3f}, "
+                f"{measured['difference_ci'][1]:+.3f}]")
+    low, high = measured["ci"]
+    return (f"- success from failure states: base {measured['base']:.3f}, {claim['policy']} "
+            f"{measured[claim['policy']]:.3f}, difference {measured['difference']:+.3f} [{low:+.3f}, {high:+.3f}]")
+
+
+def _table(cells: Sequence[dict[str, Any]]) -> str:
+    budgets = sorted({c["budget"] for c in cells})
+    ks = sorted({c["k"] for c in cells})
+    rows = ["| T \\ K | " + " | ".join(str(k) for k in ks) + " |", "|---" * (len(ks) + 1) + "|"]
+    for budget in budgets:
+        rows.append(f"| {budget} | " + " | ".join(f"{_cell(cells, budget, k)['pass']:.3f}" for k in ks) + " |")
+    return "\n".join(rows)
+
+
+def _plots(out: Path, summary: dict[str, Any]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return  # the report stands without its plots; the eval extra brings matplotlib
+    figure, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for axis, reveal in zip(axes, REVEALS):
+        for name in POLICIES:
+            cells = [c for c in summary["grids"][f"{name}/{reveal}"] if c["k"] == min(c["k"] for c in
+                                                                                  summary["grids"][f"{name}/{reveal}"])]
+            axis.plot([c["budget"] for c in cells], [c["pass"] for c in cells], marker="o", label=name)
+        axis.set_title(f"Pass@1 by budget, reveal={reveal}")
+        axis.set_xlabel("T (share of the full budget)")
+        axis.set_ylim(0, 1)
+        axis.legend()
+    figure.tight_layout()
+    figure.savefig(out / "pass_by_budget.png", dpi=100)
+    plt.close(figure)
+    figure, axis = plt.subplots(figsize=(5, 3.5))
+    for regime, curve in summary["curves"].items():
+        axis.plot([r["iteration"] for r in curve], [r["success_rate"] for r in curve], label=regime)
+    axis.set_xlabel("iteration")
+    axis.set_ylabel("training success")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(out / "training_curves.png", dpi=100)
+    plt.close(figure)
+
+
+def _jsonable(config: StudyConfig) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in vars(config).items()}
+
+
+__all__ = ["StudyConfig", "render_report", "run_study", "summarize_study"]

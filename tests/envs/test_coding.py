@@ -1,0 +1,240 @@
+"""Coding-v0 on both backends: the oracle, bad input, snapshots, a dying sandbox, reward integrity."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import budgetgym  # noqa: F401  (registers the ids)
+from budgetgym.core import SnapshotError, load_tasks, rollout
+from budgetgym.core.budgets import full_budget
+from budgetgym.envs.coding.env import task_files
+from budgetgym.envs.coding.repos import repo_files, repo_names
+from budgetgym.envs.coding.sandbox import SandboxUnavailable
+from coding_support import BACKENDS, require
+
+TASKS = load_tasks("coding")
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def env(request):
+    require(request.param)
+    environment = gym.make("budgetgym/Coding-v0", backend=request.param)
+    yield environment
+    environment.close()
+
+
+def call(name, **arguments):
+    return json.dumps({"name": name, "arguments": arguments})
+
+
+def first_task(split="train"):
+    return next(t for t in TASKS if t.split == split)
+
+
+def test_assets_cover_the_promise():
+    assert len(repo_names()) >= 8 and len(TASKS) >= 80
+    assert {t.split for t in TASKS} == {"train", "test"}
+    for task in TASKS:
+        assert task.max_turns == full_budget(task["oracle_turns"])
+        assert task["fail_to_pass"] and task["pass_to_pass"]
+        assert task["bug"]["fixed"] not in task.instruction  # the issue shows the symptom, not the fix
+        initial, original = task_files(task.data)
+        assert initial[task["bug"]["path"]] != original[task["bug"]["path"]]
+    operators = {t["bug"]["operator"] for t in TASKS}
+    assert {"flip_comparison", "off_by_one", "swap_arithmetic", "wrong_default", "dropped_branch"} <= operators
+
+
+def test_each_library_suite_is_real():
+    for name in repo_names():
+        tests = [p for p in repo_files(name) if p.startswith("tests/test_")]
+        source = [p for p in repo_files(name) if p.endswith(".py") and not p.startswith("tests/")]
+        assert len(tests) >= 2 and len(source) >= 3, name
+        assert sum(repo_files(name)[p].count("def test_") for p in tests) >= 15, name
+
+
+def test_the_oracle_solves_every_task_on_the_local_backend():
+    require("local")
+    env = gym.make("budgetgym/Coding-v0")
+    try:
+        failed = [t.id for t in TASKS if not rollout(env, "oracle", seed=0, options={"task_id": t.id}).success]
+    finally:
+        env.close()
+    assert not failed
+
+
+def test_the_oracle_solves_sampled_tasks(env):
+    for task in list(TASKS)[::24]:
+        run = rollout(env, "oracle", seed=0, options={"task_id": task.id})
+        assert run.success and run.turns == task["oracle_turns"], task.id
+
+
+def test_progress_is_measured_on_run_tests_only(env):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    base = env.unwrapped
+    progress = []
+    while (action := base.oracle_action()) is not None:
+        name = json.loads(action)["name"]
+        _, _, terminated, _, info = env.step(action)
+        progress.append((name, info["progress"]))
+    assert progress[2] == ("replace_in_file", 0.0)  # the fix is in, but nobody ran the tests yet
+    assert progress[3] == ("run_tests", 1.0)
+    assert info["success"]
+
+
+def test_bad_input_costs_the_turn_and_changes_nothing(env):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    base = env.unwrapped
+    key = base.state_key()
+    bug = task["bug"]
+    cases = [
+        ('{"name": "view_file", "arguments": {"path": 3}}', "Invalid action"),
+        (call("view_file", path="../../etc/passwd"), "outside the workspace"),
+        (call("view_file", path="/etc/passwd"), "outside the workspace"),
+        (call("create_file", path="/tmp/x.py", content="x"), "outside the workspace"),
+        (call("replace_in_file", path=bug["path"], old="no such text anywhere", new="x"), "not found"),
+        (call("replace_in_file", path=bug["path"], old="\n", new="\n\n"), "occurs"),
+        (call("create_file", path=bug["path"], content="x"), "already exists"),
+        (call("view_file", path="missing.py"), "no such file"),
+        (call("run_command", command="sleep 10", timeout=1), "time limit"),
+    ]
+    for turn, (action, message) in enumerate(cases, 1):
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert message in observation, (action, observation)
+        assert info["turn"] == turn and not terminated and reward == 0.0
+        assert base.state_key() == key, action
+
+
+def test_snapshot_fast_path_restores_files_exactly(env):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    base = env.unwrapped
+    env.step(call("create_file", path="notes/new.txt", content="scratch\n"))
+    env.step(call("run_command", command=f"rm {task['bug']['path']}"))
+    snap = base.snapshot()
+    assert snap["state"]["deleted"] == [task["bug"]["path"]]
+    files = dict(base.ws.files)
+    env.reset(options={"task_id": list(TASKS)[-1].id})
+    observation, info = env.reset(options={"snapshot": json.loads(json.dumps(snap))})
+    assert base.ws.files == files and info["turn"] == 2
+    assert rollout(env, "oracle", start=(observation, info)).success
+
+
+def test_corrupt_state_is_refused_before_anything_changes(env):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    base = env.unwrapped
+    env.step(call("create_file", path="keep.txt", content="keep\n"))
+    snap = base.snapshot()
+    files = dict(base.ws.files)
+    for state in ({"files": {"../escape.py": "x"}, "binary": {}, "deleted": [], "searched": False, "viewed": False, "tested": False},
+                  {"files": {}, "binary": {"a.bin": "zz"}, "deleted": [], "searched": False, "viewed": False, "tested": False},
+                  {"files": {}, "binary": {}, "deleted": ["not/in/repo.py"], "searched": False, "viewed": False, "tested": False},
+                  {"files": {}}):
+        with pytest.raises(SnapshotError):
+            env.reset(options={"snapshot": {**snap, "state": state}})
+        assert base.ws.files == files
+
+
+def test_a_sandbox_that_dies_is_rebuilt_with_nothing_lost(env):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    base = env.unwrapped
+    env.step(call("create_file", path="work.txt", content="progress so far\n"))
+    files = dict(base.ws.files)
+    sandbox = base.sandbox
+    if sandbox.backend == "local":
+        import shutil
+
+        shutil.rmtree(sandbox.workspace)
+    else:
+        sandbox.container.kill()
+    observation, _, terminated, _, info = env.step(call("view_file", path="work.txt"))
+    assert "rebuilt" in observation and not terminated
+    assert base.ws.files == files
+    observation, *_ = env.step(call("view_file", path="work.txt"))
+    assert "progress so far" in observation
+    assert rollout(env, "oracle", start=(observation, info)).success
+
+
+@pytest.mark.parametrize("exploit", ["submit_at_once", "edit_tests", "delete_tests", "fake_runner", "conftest"])
+def test_gaming_the_tests_does_not_win(env, exploit):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    test_file = task["fail_to_pass"][0].split("::")[0]
+    steps = {
+        "submit_at_once": [],
+        "edit_tests": [call("create_file", path=test_file, content="def test_nothing():\n    pass\n", overwrite=True)],
+        "delete_tests": [call("run_command", command="rm -rf tests")],
+        "fake_runner": [call("run_command", command="mkdir -p bin && printf '#!/bin/sh\\nexit 0\\n' > bin/pytest "
+                                                     "&& chmod +x bin/pytest && printf 'import sys\\nsys.exit(0)\\n' > pytest.py")],
+        "conftest": [call("create_file", path="conftest.py", content=(
+            "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+            "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n"))],
+    }[exploit]
+    for action in steps:
+        env.step(action)
+    observation, reward, terminated, truncated, info = env.step(call("submit"))
+    assert terminated and reward == 0.0 and not info["success"], observation
+    assert "not resolved" in observation
+
+
+def test_running_out_of_turns_grades_as_submitted(env):
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    bug = task["bug"]
+    for _ in range(task.max_turns - 2):
+        env.step(call("search", query="def "))
+    _, _, terminated, truncated, info = env.step(call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]))
+    assert not (terminated or truncated)
+    observation, reward, terminated, truncated, info = env.step(call("view_file", path="README.md"))
+    assert terminated and reward == 1.0 and "graded as submitted" in observation
+
+
+def test_a_gone_docker_engine_gives_one_clear_error():
+    require("docker")
+    env = gym.make("budgetgym/Coding-v0", backend="docker")
+    try:
+        env.reset(options={"task_id": first_task().id})
+        import docker
+
+        dead = docker.DockerClient(base_url="unix:///nonexistent/docker.sock", version="1.41")
+        sandbox = env.unwrapped.sandbox
+        sandbox.client = dead
+        sandbox.container.client = dead
+        with pytest.raises(SandboxUnavailable, match="Docker engine is gone"):
+            env.step(call("run_command", command="true"))
+    finally:
+        live = docker.from_env()
+        env.unwrapped.sandbox.client = live
+        if env.unwrapped.sandbox.container is not None:
+            env.unwrapped.sandbox.container.client = live
+        env.close()
+
+
+def test_the_contract_checks_hold_on_docker_too():
+    """The registered id runs the contract suite on the default (local) backend; the same checks on Docker."""
+    require("docker")
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("budgetgym/Coding-v0", backend="docker")
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+        task = first_task("test")
+        runs = []
+        for _ in range(2):
+            run = rollout(env, "oracle", seed=3, options={"task_id": task.id})
+            runs.append([(step.action, step.observation) for step in run.steps])
+        assert runs[0] == runs[1]  # byte for byte
+        env.reset(options={"task_id": task.id})
+        env.step(call("search", query=task["locate"]["query"]))
+        snap = env.unwrapped.snapshot()
+        observation, info = env.reset(options={"snapshot": snap})
+        assert observation == snap["transcript"][-1][1] and info["turn"] == 1
+        assert rollout(env, "oracle", start=(observation, info)).success
+    finally:
+        env.close()

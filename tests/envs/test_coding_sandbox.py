@@ -1,0 +1,161 @@
+"""Attacks on both sandbox backends: each must be contained, reported clearly, and leave the sandbox usable."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from budgetgym.envs.coding.sandbox import Limits, SandboxPathError, SandboxUnavailable, make_sandbox
+from coding_support import BACKENDS, require
+
+LIMITS = Limits(wall_seconds=8, cpu_seconds=8, memory_bytes=512 << 20, processes=32, file_bytes=4 << 20,
+                workspace_bytes=16 << 20, output_bytes=2000, output_kill_bytes=1 << 20)
+FILES = {"README.md": "hello\n", "pkg/mod.py": "X = 1\n"}
+
+
+@pytest.fixture(params=BACKENDS)
+def box(request):
+    require(request.param)
+    sandbox = make_sandbox(request.param, limits=LIMITS)
+    sandbox.load(FILES)
+    yield sandbox
+    sandbox.close()
+
+
+def usable(sandbox) -> bool:
+    result = sandbox.run("cat README.md && echo still-here")
+    return result.exit_code == 0 and "still-here" in result.output
+
+
+def test_commands_see_the_workspace(box):
+    result = box.run("cat pkg/mod.py; pwd")
+    assert result.exit_code == 0 and "X = 1" in result.output and "/workspace" in result.output
+
+
+def test_write_outside_the_workspace_fails(box):
+    result = box.run("echo pwned > /usr/pwned; echo pwned > /etc/pwned; echo pwned > /pwned; ls /usr/pwned /etc/pwned /pwned")
+    assert result.exit_code != 0
+    assert not os.path.exists("/usr/pwned") and not os.path.exists("/pwned")
+    assert "pwned" not in box.run("cat /usr/pwned /etc/pwned /pwned 2>/dev/null").output
+    assert usable(box)
+
+
+def test_file_tools_refuse_paths_and_links_outside(box):
+    for path in ("../etc/passwd", "/etc/passwd", "pkg/../../x"):
+        with pytest.raises(SandboxPathError):
+            box.read_bytes(path)
+        with pytest.raises(SandboxPathError):
+            box.write_bytes(path, b"x")
+    box.run("ln -s /etc/passwd leak; ln -s / rootlink")
+    with pytest.raises(SandboxPathError):
+        box.read_bytes("leak")
+    with pytest.raises(SandboxPathError):
+        box.write_bytes("rootlink/tmp/evil", b"x")
+    assert not os.path.exists("/tmp/evil")
+    assert usable(box)
+
+
+def test_another_episodes_files_are_out_of_reach(box):
+    other = make_sandbox(box.backend, limits=LIMITS)
+    try:
+        other.load({"secret.txt": "the other episode's secret\n"})
+        where = getattr(other, "workspace", None)
+        probe = f"cat {where}/secret.txt 2>&1; " if where else ""
+        result = box.run(probe + "find / -name secret.txt 2>/dev/null | head; cat /proc/*/root/workspace/secret.txt 2>&1")
+        assert "the other episode's secret" not in result.output
+    finally:
+        other.close()
+    assert usable(box)
+
+
+def test_no_network(box):
+    result = box.run("python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=3); print('connected')\"")
+    assert result.exit_code != 0 and "connected" not in result.output
+    assert "unreachable" in result.output.lower() or "error" in result.output.lower()
+    assert usable(box)
+
+
+def test_fork_bomb_is_contained(box):
+    result = box.run("bomb() { bomb | bomb & }; bomb; sleep 2; echo done", timeout=6)
+    assert "done" in result.output or result.timed_out or result.exit_code is not None
+    assert usable(box)
+
+
+def test_memory_hog_is_contained(box):
+    result = box.run("python3 -c \"x = bytearray(2 * 1024 ** 3); print('allocated')\"")
+    assert "allocated" not in result.output
+    assert result.exit_code != 0
+    shown = result.shown(2000)
+    assert "MemoryError" in shown or "killed" in shown or "exit code" in shown
+    assert usable(box)
+
+
+def test_endless_loop_is_stopped(box):
+    result = box.run("while true; do :; done", timeout=2)
+    assert result.timed_out
+    assert "time limit" in result.shown(2000)
+    assert usable(box)
+
+
+def test_a_gigabyte_of_output_is_cut(box):
+    result = box.run("yes gigabyte | head -c 1000000000")
+    assert result.output_limited and len(result.output) <= LIMITS.output_kill_bytes
+    shown = result.shown(LIMITS.output_bytes)
+    assert len(shown) < LIMITS.output_bytes + 300 and "characters of output cut" in shown
+    assert "more output than the sandbox keeps" in shown
+    assert usable(box)
+
+
+def test_a_huge_file_is_stopped_at_the_size_limit(box):
+    result = box.run("head -c 200000000 /dev/zero > big.bin")
+    assert result.exit_code != 0
+    assert "file size limit" in result.shown(2000).lower()
+    assert len(box.files().get("big.bin", b"")) <= LIMITS.file_bytes
+    assert usable(box)
+
+
+def test_many_files_past_the_workspace_cap_are_removed(box):
+    if box.backend != "local":
+        pytest.skip("the container's writable layer is bounded by the engine, not by a workspace cap")
+    result = box.run("for i in 1 2 3 4 5 6; do head -c 4000000 /dev/zero > f$i.bin; done")
+    assert sum(len(d) for d in box.files().values()) <= LIMITS.workspace_bytes
+    assert "workspace grew past" in result.shown(5000)
+    assert usable(box)
+
+
+def test_background_processes_do_not_outlive_their_command(box):
+    box.run("(sleep 5; echo late > late.txt) > /dev/null 2>&1 &")
+    result = box.run("sleep 6; ls", timeout=8)
+    assert "late.txt" not in result.output
+
+
+def test_grading_copy_is_read_only_and_separate(box):
+    result = box.run_isolated({"t.py": "print('graded')\n"}, "python3 t.py; echo tamper > t.py; ls")
+    assert "graded" in result.output
+    assert "README.md" not in result.output  # a fresh folder of its own, not the workspace
+    assert "t.py" not in box.files()
+    assert usable(box)
+
+
+def test_local_without_bwrap_refuses_and_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SandboxUnavailable, match="apt-get install -y bubblewrap"):
+        make_sandbox("local")
+    monkeypatch.setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "bwrap" else "/usr/bin/" + name)
+    sandbox = make_sandbox("local", allow_unsandboxed=True)
+    try:
+        sandbox.load(FILES)
+        assert sandbox.run("cat README.md").output == "hello\n"
+        assert not sandbox.isolated
+    finally:
+        sandbox.close()
+
+
+def test_docker_without_an_engine_names_what_is_missing(monkeypatch):
+    pytest.importorskip("docker")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxUnavailable, match="DOCKER_HOST|dockerd"):
+        make_sandbox("docker")

@@ -1,0 +1,336 @@
+"""Navigation-v0: the shipped games, the oracle, fast restore against replay and against TextWorld
+itself, failure states, bad input, and the evaluation verbs on it.
+
+Loading games is the expensive part: one env for the module (``env``) serves most tests.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from budgetgym.core import SnapshotError, full_budget, load_failure_states, load_tasks, rollout
+from budgetgym.envs.navigation import NavigationEnv, games
+from budgetgym.envs.navigation.engine import GameEngine, clean_text
+from budgetgym.eval.exploits.navigation import CycleAdmissible
+from budgetgym.envs.navigation.generate import TIERS, build_game
+
+TASKS = load_tasks("navigation")
+FAILURES = load_failure_states("navigation")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = NavigationEnv()
+    yield env
+    env.close()
+
+
+def _walk(env, rng, steps):
+    """A random admissible walk of up to ``steps`` turns from the current state; the actions played."""
+    played = []
+    for _ in range(steps):
+        action = rng.choice(env.admissible_actions())
+        _, _, terminated, truncated, _ = env.step(action)
+        played.append(action)
+        if terminated or truncated:
+            break
+    return played
+
+
+# ------------------------------------------------------------------ the shipped set
+
+
+def test_the_game_set_meets_the_counts():
+    tiers = Counter(task["tier"] for task in TASKS)
+    assert len(TASKS) >= 60 and len(tiers) >= 3 and min(tiers.values()) >= 20
+    assert {(t["tier"], t.split) for t in TASKS} == {(tier.name, s) for tier in TIERS for s in ("train", "test")}
+    for task in TASKS:
+        assert task.max_turns == full_budget(task["oracle_turns"]), task.id
+        assert (games.GAMES_DIR / f"{task['game']}.z8.gz").exists() and (games.GAMES_DIR / f"{task['game']}.json").exists()
+    shipped = sum(p.stat().st_size for p in games.GAMES_DIR.iterdir())
+    assert shipped < 30 * 2**20, shipped
+    assert sorted(p.name for p in games.GAMES_DIR.iterdir()) == sorted(
+        f"{t['game']}{ext}" for t in TASKS for ext in (".json", ".z8.gz"))
+    assert "assets/navigation/games/*.z8.gz" in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_oracle_wins_every_shipped_game_within_its_budget(env):
+    for task in env.tasks:
+        result = rollout(env, "oracle", seed=0, options={"task_id": task.id})
+        assert result.success and result.turns == task["oracle_turns"] <= task.max_turns, task.id
+
+
+def test_a_game_rebuilds_from_its_recorded_seed(tmp_path):
+    task = TASKS.get("nav-easy-004")
+    tier = next(t for t in TIERS if t.name == task["tier"])
+    record = build_game(tier, 4, task["generator"]["seed"], tmp_path / "work", out=tmp_path)
+    assert record["walkthrough"] == task["walkthrough"] and record["objective"] == task["objective"]
+    assert json.loads((tmp_path / "nav-easy-004.json").read_text()) == json.loads(
+        (games.GAMES_DIR / "nav-easy-004.json").read_text())
+    assert gzip.decompress((tmp_path / "nav-easy-004.z8.gz").read_bytes()) == gzip.decompress(
+        (games.GAMES_DIR / "nav-easy-004.z8.gz").read_bytes())
+
+
+# ------------------------------------------------------------------ the engine against TextWorld
+
+
+@pytest.mark.parametrize("game", ["nav-easy-001", "nav-medium-003", "nav-hard-003"])
+def test_the_engine_plays_as_textworld_start_does(game):
+    textworld = pytest.importorskip("textworld")
+    path = games.story_path(game)
+    raw_dir = Path(path).parent / f"raw-{game}"
+    raw_dir.mkdir(exist_ok=True)
+    story = raw_dir / f"{game}.z8"
+    story.write_bytes(Path(path).read_bytes())
+    (raw_dir / f"{game}.json").write_bytes((games.GAMES_DIR / f"{game}.json").read_bytes())
+    infos = textworld.EnvInfos(admissible_commands=True, policy_commands=True, score=True, won=True, lost=True)
+    raw = textworld.start(str(story), request_infos=infos)
+    engine = GameEngine(path, games.load_game(game))
+    rng = random.Random(game)
+    try:
+        for _ in range(4):
+            state = raw.reset()
+            engine.reset()
+            for _ in range(25):
+                assert state["admissible_commands"] == engine.admissible_commands()
+                merged = engine.progression.winning_policy
+                assert state["policy_commands"] == (engine._inform7.gen_commands_from_actions(merged) if merged else [])
+                command = rng.choice(state["admissible_commands"])
+                state, _, done = raw.step(command)
+                result = engine.step(command)
+                assert clean_text(state.feedback) == result.text
+                assert (state["score"], state["won"], state["lost"]) == (result.score, result.won, result.lost)
+                if done:
+                    break
+    finally:
+        raw.close()
+        engine.close()
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+def test_fast_restore_equals_full_replay(env):
+    """At random points of random admissible walks, the fast restore and a full replay agree on
+    observations, rewards, progress and admissible commands for the next 20 steps."""
+    replayer = NavigationEnv(reward_mode="progress")
+    restorer = NavigationEnv(reward_mode="progress")
+    rng = random.Random(7)
+    try:
+        for task_id in rng.sample(list(TASKS.ids), 8):
+            env.reset(seed=0, options={"task_id": task_id})
+            _walk(env, rng, rng.randrange(0, TASKS.get(task_id).max_turns - 1))
+            snap = json.loads(json.dumps(env.snapshot()))
+            assert snap["state"] is not None
+            replay = dict(snap, state=None)
+            obs_a, info_a = restorer.reset(options={"snapshot": snap})
+            obs_b, info_b = replayer.reset(options={"snapshot": replay})
+            assert (obs_a, info_a) == (obs_b, info_b)
+            assert restorer.state_key() == replayer.state_key()
+            for _ in range(20):
+                if not restorer._ready:
+                    break
+                action = rng.choice(restorer.admissible_actions() + ["xyzzy", "take the moon"])
+                assert restorer.oracle_action() == replayer.oracle_action()
+                assert restorer.step(action) == replayer.step(action)
+    finally:
+        replayer.close()
+        restorer.close()
+
+
+def test_a_snapshot_restores_in_another_process():
+    code = ("import json, sys; from budgetgym.envs.navigation import NavigationEnv; e = NavigationEnv(); "
+            "o, i = e.reset(options={'snapshot': json.load(sys.stdin)}); "
+            "print(json.dumps([o, i['admissible_actions'], e.oracle_action(), e.state_key()]))")
+    env = NavigationEnv()
+    try:
+        env.reset(seed=0, options={"task_id": "nav-hard-007"})
+        _walk(env, random.Random(3), 6)
+        expected = [env.last_observation, env.admissible_actions(), env.oracle_action(), env.state_key()]
+        done = subprocess.run([sys.executable, "-c", code], input=json.dumps(env.snapshot()), capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "PYTHONHASHSEED": "12345"})
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == expected
+    finally:
+        env.close()
+
+
+def test_a_corrupt_or_foreign_state_is_refused_and_changes_nothing(env):
+    env.reset(seed=0, options={"task_id": "nav-medium-002"})
+    _walk(env, random.Random(1), 3)
+    good = env.snapshot()
+    key, observation = env.state_key(), env.last_observation
+    for state in ({"game": "nav-easy-000", "engine": good["state"]["engine"]},
+                  {"game": good["state"]["game"], "engine": dict(good["state"]["engine"], ram="!!")},
+                  {"game": good["state"]["game"], "engine": dict(good["state"]["engine"], progression={})},
+                  {"game": good["state"]["game"], "engine": dict(good["state"]["engine"], format=99)}):
+        with pytest.raises(SnapshotError):
+            env.reset(options={"snapshot": dict(good, state=state)})
+    env.reset(options={"snapshot": good})
+    assert (env.state_key(), env.last_observation) == (key, observation)
+
+
+# ------------------------------------------------------------------ actions
+
+
+def test_command_forms_are_equivalent(env):
+    results = []
+    for form in ("go east", '{"name": "command", "arguments": {"command": "go east"}}',
+                 'command(command="go east")', '<tool_call>{"name": "command", "arguments": {"command": "go east"}}'
+                                                 '</tool_call>'):
+        env.reset(seed=0, options={"task_id": "nav-easy-000"})
+        assert "go east" in env.admissible_actions()
+        results.append((env.step(form)[0], env.state_key()))
+    assert len(set(results)) == 1 and results[0][0].startswith("-= ")
+
+
+@pytest.mark.parametrize("action", [
+    "xyzzy", "take the moon", "go up", "   ", '{"name": "command", "arguments": {}}',
+    '{"name": "command", "arguments": {"command": 3}}', '{"name": "teleport", "arguments": {}}',
+    "go " + "north " * 60, '{"name": "command", "arguments": {"command": "look\\ngo west"}}',
+])
+def test_bad_input_costs_the_turn_and_changes_nothing(env, action):
+    env.reset(seed=0, options={"task_id": "nav-hard-002"})
+    _walk(env, random.Random(5), 2)
+    before = env._engine.get_state()
+    turn = env.turn
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert observation.strip() and reward == 0.0 and not terminated
+    assert info["turn"] == turn + 1
+    assert env._engine.get_state() == before
+
+
+def test_a_batch_of_commands_runs_in_order(env):
+    env.reset(seed=0, options={"task_id": "nav-easy-000"})
+    first, second = TASKS.get("nav-easy-000")["walkthrough"][:2]
+    observation, *_ = env.step(json.dumps([{"name": "command", "arguments": {"command": c}} for c in (first, second)]))
+    assert observation.startswith(f"> {first}\n") and f"\n\n> {second}\n" in observation
+    assert env.oracle_action() == TASKS.get("nav-easy-000")["walkthrough"][2]
+
+
+def test_the_engine_restarts_where_it_was_when_it_fails(env):
+    env.reset(seed=0, options={"task_id": "nav-medium-005"})
+    _walk(env, random.Random(2), 4)
+    key, admissible = env.state_key(), env.admissible_actions()
+    machine = env._frotz
+
+    def crash(command):
+        raise OSError("the interpreter died")
+
+    machine.step = crash  # a dead interpreter: the real one cannot be made to die on demand
+    observation, *_ = env.step(admissible[0])
+    assert "restarted" in observation and env._frotz is not machine
+    assert (env.state_key(), env.admissible_actions()) == (key, admissible)
+    assert rollout(env, "oracle", reset=False).success
+
+
+# ------------------------------------------------------------------ rewards and termination
+
+
+def test_progress_rewards_sum_to_the_score_share():
+    env = NavigationEnv(reward_mode="progress", task_ids=["nav-medium-007"])
+    try:
+        result = rollout(env, "oracle", seed=0)
+        rewards = [step.reward for step in result.steps]
+        assert result.success and sum(rewards) == pytest.approx(1.0)
+        assert sorted(set(rewards)) == [0.0, 0.5]  # two quests, one point each
+    finally:
+        env.close()
+
+
+def test_the_budget_truncates_a_wandering_agent(env):
+    env.reset(seed=0, options={"task_id": "nav-easy-003"})
+    for turn in range(1, env.task.max_turns + 1):
+        _, _, terminated, truncated, _ = env.step("look")
+        assert not terminated and truncated == (turn == env.task.max_turns)
+
+
+# ------------------------------------------------------------------ failure states
+
+
+def test_failure_states_meet_the_counts():
+    kinds = Counter(state["kind"] for state in FAILURES)
+    assert len(FAILURES) >= 100 and len(kinds) >= 5, kinds
+    assert set(kinds) <= set(NavigationEnv.failure_kinds)
+    assert len({state["id"] for state in FAILURES}) == len(FAILURES)
+    for state in FAILURES:
+        assert state["description"] and state["task_id"] in TASKS
+        assert state["error_step"] == len(state["snapshot"]["transcript"]) - 1
+
+
+def test_every_failure_state_restores_and_the_oracle_recovers(env):
+    for state in FAILURES:
+        env.reset(options={"snapshot": state["snapshot"]})
+        result = rollout(env, "oracle", reset=False)
+        assert result.success and env.turn <= env.task.max_turns, state["id"]
+
+
+def test_failure_states_replay_to_the_same_state(env):
+    replayer = NavigationEnv()
+    try:
+        for state in FAILURES[::10]:
+            env.reset(options={"snapshot": state["snapshot"]})
+            replayer.reset(options={"snapshot": dict(state["snapshot"], state=None)})
+            assert env.state_key() == replayer.state_key() and env.oracle_action() == replayer.oracle_action()
+    finally:
+        replayer.close()
+
+
+# ------------------------------------------------------------------ exploits and evaluation
+
+
+def test_cycling_the_admissible_commands_does_no_better_than_random(env):
+    from budgetgym.eval.agents.scripted import RandomAgent
+
+    def success_rate(agent):
+        wins = 0
+        tasks = [task for task in env.tasks if task.split == "test"]
+        for task in tasks:
+            for seed in range(2):
+                observation, info = env.reset(seed=seed, options={"task_id": task.id})
+                agent.reset(env, observation, info, seed)
+                result = rollout(env, lambda o, i, e: agent.act(o, i), reset=False, start=(observation, info))
+                wins += result.success
+        return wins / (2 * len(tasks))
+
+    assert success_rate(CycleAdmissible()) <= success_rate(RandomAgent()) + 0.05
+
+
+def test_eval_and_both_probes_run_on_navigation(tmp_path, capsys):
+    from budgetgym.cli import main
+
+    env_id = "budgetgym/Navigation-v0"
+    assert main(["eval", "--env", env_id, "--agent", "noisy-oracle:0.3", "--tasks", "3", "--k", "1,2",
+                 "--budgets", "0.5,1.0", "--out", str(tmp_path / "eval"), "--no-progress", "--quiet"]) == 0
+    assert (tmp_path / "eval" / "summary.json").exists()
+    assert main(["probe", "recovery", "--env", env_id, "--agent", "oracle", "--attempts", "1", "--kinds", "wrong_place",
+                 "--out", str(tmp_path / "probe"), "--no-progress", "--quiet"]) == 0
+    assert main(["probe", "action-quality", "--env", env_id, "--agent-a", "random", "--agent-b", "oracle",
+                 "--reference", "oracle", "--tasks", "2", "--rollouts", "1", "--out", str(tmp_path / "probe"),
+                 "--no-progress", "--quiet"]) == 0
+    written = sorted(p.name for p in (tmp_path / "probe").iterdir())
+    assert "action_quality.json" in written and any(name.startswith("recovery") for name in written)
+    capsys.readouterr()
+
+
+def test_a_step_past_its_time_limit_is_undone(env, monkeypatch):
+    from budgetgym.core.limits import Limits
+    from budgetgym.envs.navigation import env as navigation
+
+    env.reset(seed=0, options={"task_id": "nav-hard-001"})
+    _walk(env, random.Random(4), 3)
+    key, admissible = env.state_key(), env.admissible_actions()
+    monkeypatch.setattr(navigation, "STEP_LIMITS", Limits(seconds=1e-9))
+    observation, *_ = env.step(admissible[0])
+    assert "restarted" in observation and "time" in observation
+    assert (env.state_key(), env.admissible_actions()) == (key, admissible)

@@ -1,0 +1,77 @@
+"""The study in miniature: the learner really learns, and the report's numbers are the files'."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import budgetgym  # noqa: F401
+from budgetgym.core.tasks import load_tasks
+from budgetgym.eval.metrics import difference_grid
+from budgetgym.eval.sweep import run_sweep
+from budgetgym.train.features import read_budget
+from budgetgym.train.grpo import TrainConfig, train
+from budgetgym.train.policy import LinearSoftmaxPolicy
+from budgetgym.train.study import StudyConfig, run_study, summarize_study
+
+FC = "budgetgym/FunctionCalling-v0"
+
+
+def test_group_relative_training_beats_the_base_on_its_training_tasks(tmp_path):
+    # FunctionCalling steps in microseconds, so a real learning signal fits in a test: candidates
+    # are the oracle's action among the family's proposed mistakes, the reward is the env's own.
+    config = TrainConfig(FC, "full", iterations=12, tasks_per_iteration=8, group_size=6, learning_rate=1.0, seed=1)
+    trained = train(config, tmp_path / "run", name="trained")
+    tasks = [t.id for t in load_tasks("function_calling") if t.split == "train"][:40]
+    base = run_sweep(FC, LinearSoftmaxPolicy.base(), tasks=tasks, k=1, budgets=(1.0,), n=4, seed=7).records
+    after = run_sweep(FC, trained, tasks=tasks, k=1, budgets=(1.0,), n=4, seed=7).records
+    cell = difference_grid(base, after, [1.0], [1])[0]
+    assert cell.ci_low > 0, cell  # Pass@1 at full budget: trained minus base, beyond its interval
+    curve = [json.loads(line) for line in (tmp_path / "run" / "curve.jsonl").read_text().splitlines()]
+    assert [row["iteration"] for row in curve] == list(range(12))
+
+
+def test_training_resumes_to_the_same_weights_and_refuses_a_changed_configuration(tmp_path):
+    config = TrainConfig(FC, "mix", iterations=4, tasks_per_iteration=3, group_size=3, checkpoint_every=2)
+    whole = train(config, tmp_path / "whole")
+
+    class Interrupted(Exception):
+        pass
+
+    def stop_at_third(row):
+        if row["iteration"] == 2:
+            raise Interrupted  # a kill after the iteration-2 checkpoint, mid-way through the next one
+
+    with pytest.raises(Interrupted):
+        train(config, tmp_path / "resumed", progress=stop_at_third)
+    assert json.loads((tmp_path / "resumed" / "state.json").read_text())["iteration"] == 2
+    resumed = train(config, tmp_path / "resumed")
+    assert np.array_equal(resumed.weights, whole.weights)
+    assert (tmp_path / "resumed" / "curve.jsonl").read_text() == (tmp_path / "whole" / "curve.jsonl").read_text()
+    with pytest.raises(ValueError, match="another configuration"):
+        train(TrainConfig(FC, "mix", iterations=4, tasks_per_iteration=3, group_size=3, checkpoint_every=2,
+                          learning_rate=0.1), tmp_path / "whole")
+
+
+def test_the_policy_reads_the_budget_from_the_text_only():
+    assert read_budget("You see a door.\n\n[Turns remaining: 3 of 12]", "", 0).bucket() == "q1"
+    assert read_budget("x", "Start.\n\n[Turn budget: you have 10 turns in total.]", 9).remaining == 1
+    assert read_budget("x", "Start.", 5).bucket() == "unk"
+
+
+def test_the_study_writes_a_report_whose_numbers_are_recomputed_from_its_files(tmp_path):
+    config = StudyConfig.quick()
+    summary = run_study(tmp_path, config, log=lambda message: None)
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert json.loads(json.dumps(summarize_study(tmp_path, config), sort_keys=True)) == saved
+    report = (tmp_path / "report.md").read_text()
+    for claim in summary["claims"]:
+        assert f"## Claim {claim['claim']}" in report and claim["verdict"] in report
+    for name in ("base", "full", "mix"):
+        assert (tmp_path / f"episodes-{name}.jsonl").exists()
+    assert (tmp_path / "pass_by_budget.png").stat().st_size > 0
+    # A second run resumes: nothing is trained or played again, and the report is the same.
+    again = run_study(tmp_path, config, log=lambda message: None)
+    assert json.loads(json.dumps(again, sort_keys=True)) == saved
