@@ -279,6 +279,21 @@ class MiniWoBEnv(TextEnv):
     def _teardown(self) -> None:
         self._close_browser()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (pickle, deepcopy) holds no browser: it starts its own and replays the episode."""
+        state = self.__dict__.copy()
+        state.update(_browser=None, _browser_task=None, page=None)
+        state["_copy_snapshot"] = self.snapshot() if self.task is not None and self.page is not None else None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        snapshot = state.pop("_copy_snapshot", None)
+        self.__dict__.update(state)
+        if snapshot is not None:
+            ready = self._ready
+            self._restore({**snapshot, "state": None})
+            self._ready = ready
+
     # ------------------------------------------------------------------ episode
 
     def _load_task(self, task: Task, seed: int) -> str:

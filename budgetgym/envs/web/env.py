@@ -228,6 +228,15 @@ class WebEnv(TextEnv):
             raise SnapshotError(f"corrupt web shop state: {err}") from None
         self.shop = shop
 
+    def _state_status(self) -> tuple[bool, bool, float] | None:
+        """Solved or failed as the shop's page implies (a purchase scoring 1.0, or less); progress is
+        the best milestone reached on the way, which the open page alone does not tell: the snapshot's."""
+        page = self.shop.page
+        if page["kind"] != "done":
+            return (False, False, self._progress)
+        solved = page["reward"] == 1.0
+        return (solved, not solved, self._progress)
+
     def state_key(self) -> str:
         """The open page (with its selected options): what the outcome depends on; history is not."""
         return json.dumps(self.shop.page, sort_keys=True)
