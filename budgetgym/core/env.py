@@ -561,6 +561,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return self._first_observation
 
     @property
+    def running(self) -> bool:
+        """Whether the episode takes another step (False before reset and once it has ended)."""
+        return self._ready
+
+    @property
     def last_observation(self) -> str:
         """The observation the env last returned (from reset, a restore or a step)."""
         return self._last_observation
