@@ -83,3 +83,4 @@ def write_alfworld_data(root: Path) -> Path:
                                ("GotoLocation", "PickupObject", "GotoLocation", "PutObject", "NoOp")]},
     }), encoding="utf-8")
     return root
+

@@ -393,7 +393,7 @@ class _ProgressionCodec:
             return {"triggered": ep._triggered, "untriggerable": ep._untriggerable,
                     "policy": [action(a) for a in ep._policy], "elements": element_rows, "roots": roots}
 
-        facts = sorted(prop(p) for p in progression.state.facts)
+        facts = [prop(p) for p in sorted(progression.state.facts, key=str)]  # canonical: copies dump alike
         valid = [action(a) for a in progression.valid_actions]
         quests = [{"completions": qp.nb_completions, "win": [event(e) for e in qp.win_events],
                    "fail": [event(e) for e in qp.fail_events]} for qp in progression.quest_progressions]

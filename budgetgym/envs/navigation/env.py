@@ -99,6 +99,23 @@ class NavigationEnv(TextEnv):
         self._base_state: dict[str, Any] | None = None
         self._since_base: list[str] = []
 
+    # ------------------------------------------------------------------ copies
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep copy: the Z-machine cannot be copied; the copy gets the game's saved state."""
+        state = self.__dict__.copy()
+        saved = self._engine.get_state() if self._engine is not None else None
+        state.update(_engines=OrderedDict(), _engine=None, _frotz=None, _copied_engine_state=saved)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        saved = state.pop("_copied_engine_state", None)
+        self.__dict__.update(state)
+        if saved is not None and self.task is not None:
+            self._engine = self._engine_for(self.task)
+            self._engine.set_state(saved)
+            self._base_state, self._since_base = saved, []
+
     # ------------------------------------------------------------------ engines
 
     def _engine_for(self, task: Task) -> Any:
