@@ -191,10 +191,14 @@ class NavigationEnv(TextEnv):
                 break
             text = self.tools[call.name].function(self, **call.arguments)
             texts.append(text if len(action.calls) == 1 else f"> {call.arguments['command']}\n{text}")
+        solved, failed, progress = self._state_status()
+        return Outcome("\n\n".join(texts), solved=solved, failed=failed, progress=progress)
+
+    def _state_status(self) -> tuple[bool, bool, float]:
+        """Won, lost and score / max score, as the game's own state says (a restore compares them)."""
         engine = self._engine
         progress = engine.score / engine.max_score if engine.max_score else float(engine.won)
-        return Outcome("\n\n".join(texts), solved=engine.won, failed=engine.lost and not engine.won,
-                       progress=min(1.0, max(0.0, progress)))
+        return engine.won, engine.lost and not engine.won, min(1.0, max(0.0, progress))
 
     def _parse_bare(self, text: str) -> ToolCall | None:
         text = text.strip()
@@ -211,6 +215,20 @@ class NavigationEnv(TextEnv):
 
     def admissible_actions(self) -> list[str] | None:
         return None if self._engine is None else self._engine.admissible_commands()
+
+    def _restore(self, snap: Any) -> str:
+        # The game engines are kept per game and shared with the sibling a restore is built on
+        # (loading a story costs far more than a restore), so a refused restore puts the running
+        # game back where it was.
+        engine = self._engine
+        saved = engine.get_state() if engine is not None else None
+        try:
+            return super()._restore(snap)
+        except SnapshotError:
+            if engine is not None:
+                engine.set_state(saved)
+                self._engine = engine
+            raise
 
     def _get_state(self) -> dict[str, Any]:
         return {"game": self.task["game"], "engine": self._engine.get_state()}  # type: ignore[index]
