@@ -202,8 +202,9 @@ def _claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -> lis
                          "vanishes or reverses under tighter turn budgets T.",
             "measured": {"full_minus_base_at_Kmax_Tfull": wide, "full_minus_base_at_Kmin_Ttight": narrow,
                          "edge_by_budget_at_Kmin": [_cell(cells, b, k_min) for b in budgets]},
+            # Only intervals decide: a point estimate inside an interval that includes 0 is no finding.
             "verdict": ("agrees" if wide["ci_low"] > 0 and narrow["pass"] < wide["pass"] else
-                        "does not agree" if wide["ci_high"] < 0 or narrow["pass"] > wide["pass"] else
+                        "does not agree" if wide["ci_high"] < 0 or narrow["ci_low"] > wide["ci_high"] else
                         "inconclusive (the interval includes 0)"),
         })
     quality = summary["action_quality"]
