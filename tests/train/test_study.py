@@ -22,15 +22,15 @@ FC = "budgetgym/FunctionCalling-v0"
 def test_group_relative_training_beats_the_base_on_its_training_tasks(tmp_path):
     # FunctionCalling steps in microseconds, so a real learning signal fits in a test: candidates
     # are the oracle's action among the family's proposed mistakes, the reward is the env's own.
-    config = TrainConfig(FC, "full", iterations=12, tasks_per_iteration=8, group_size=6, learning_rate=1.0, seed=1)
+    config = TrainConfig(FC, "full", iterations=16, tasks_per_iteration=8, group_size=6, learning_rate=1.0, seed=1)
     trained = train(config, tmp_path / "run", name="trained")
-    tasks = [t.id for t in load_tasks("function_calling") if t.split == "train"][:40]
-    base = run_sweep(FC, LinearSoftmaxPolicy.base(), tasks=tasks, k=1, budgets=(1.0,), n=4, seed=7).records
-    after = run_sweep(FC, trained, tasks=tasks, k=1, budgets=(1.0,), n=4, seed=7).records
+    tasks = [t.id for t in load_tasks("function_calling") if t.split == "train"][:80]
+    base = run_sweep(FC, LinearSoftmaxPolicy.base(), tasks=tasks, k=1, budgets=(1.0,), n=6, seed=7).records
+    after = run_sweep(FC, trained, tasks=tasks, k=1, budgets=(1.0,), n=6, seed=7).records
     cell = difference_grid(base, after, [1.0], [1])[0]
     assert cell.ci_low > 0, cell  # Pass@1 at full budget: trained minus base, beyond its interval
     curve = [json.loads(line) for line in (tmp_path / "run" / "curve.jsonl").read_text().splitlines()]
-    assert [row["iteration"] for row in curve] == list(range(12))
+    assert [row["iteration"] for row in curve] == list(range(16))
 
 
 def test_training_resumes_to_the_same_weights_and_refuses_a_changed_configuration(tmp_path):
