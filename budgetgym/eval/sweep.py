@@ -66,8 +66,8 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
     """Task ids from ``tasks``: None (the ``test`` split where the env has one, else all of its
-    tasks), ``"all"``, a split name or one task id, an int (the first n of the default), or a list
-    of ids."""
+    tasks), ``"all"``, a split name or one task id, an int (the first n of the default; more than
+    the default holds is refused, not cut), or a list of ids."""
     selected = text_env(env).tasks
     default = selected.select(DEFAULT_SPLIT) if DEFAULT_SPLIT in selected.splits else selected
     if tasks is None:
@@ -79,6 +79,12 @@ def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         if tasks < 1:
             raise ValueError(f"tasks as a count must be >= 1, got {tasks}")
+        if tasks > len(default.ids):
+            # Never fewer episodes than asked for, silently: say what there is to choose from.
+            where = f"the env's {DEFAULT_SPLIT} split" if default is not selected else "the env"
+            others = f"a split ({', '.join(selected.splits)}), " if selected.splits else ""
+            raise ValueError(f"{tasks} tasks asked for, but {where} has {len(default.ids)}: ask for at most "
+                             f"{len(default.ids)}, or name the tasks, {others}or 'all' ({len(selected.ids)} tasks)")
         return list(default.ids[:tasks])
     ids = list(tasks)
     for task_id in ids:

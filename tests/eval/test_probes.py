@@ -74,7 +74,7 @@ def test_action_quality_of_the_oracle_against_random():
 
 def test_action_quality_of_an_agent_against_itself_is_a_tie():
     agent = NoisyOracleAgent(0.5)
-    result = run_action_quality_probe(TOY_ID, agent, NoisyOracleAgent(0.5), NoisyOracleAgent(0.3), tasks=6,
+    result = run_action_quality_probe(TOY_ID, agent, NoisyOracleAgent(0.5), NoisyOracleAgent(0.3), tasks=5,
                                       rollouts=4)
     assert result["ties"] == 1.0 and result["mean_difference"] == 0.0
     assert all(row["a"]["action"] == row["b"]["action"] for row in result["per_state"])

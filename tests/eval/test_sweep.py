@@ -62,6 +62,15 @@ def test_arguments_are_checked():
         run_sweep(TOY_ID, OracleAgent(), tasks=["no-such-task"])
 
 
+def test_a_count_of_tasks_is_run_whole_or_refused(tmp_path):
+    # The toy env's test split (the default) has 5 tasks: 5 run all five, 6 must not run five.
+    assert run_sweep(TOY_ID, OracleAgent(), tasks=5, k=1, budgets=(1.0,)).planned == 5
+    out = tmp_path / "episodes.jsonl"
+    with pytest.raises(ValueError, match=r"6 tasks asked for, but the env's test split has 5: .*'all' \(20 tasks\)"):
+        run_sweep(TOY_ID, OracleAgent(), tasks=6, k=1, budgets=(1.0,), out=out)
+    assert not out.exists()  # refused before anything ran
+
+
 SWEEP = dict(tasks=toy_tasks(8), k=KS, budgets=(0.5, 1.0), reveal=("none", "remaining"), seed=5)
 
 
