@@ -17,10 +17,11 @@ What the file promises:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from budgetgym.core.jsonl import Record
 
@@ -59,39 +60,44 @@ def sort_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
     return episode_key(record)
 
 
-def _problem(line: str, required: Sequence[str] = REQUIRED_FIELDS) -> str | None:
-    """Why a line is not an episode record, or None when it is one."""
+def _parse(line: str, required: Sequence[str] = REQUIRED_FIELDS) -> tuple[Record | None, str | None]:
+    """A line as ``(record, None)``, or ``(None, why it is not an episode record)``."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as err:
-        return f"not JSON ({err.msg})"
+        return None, f"not JSON ({err.msg})"
     if not isinstance(record, dict):
-        return f"a JSON {type(record).__name__}, not an object"
+        return None, f"a JSON {type(record).__name__}, not an object"
     missing = [name for name in required if name not in record]
     if missing:
-        return f"lacks {', '.join(missing)}"
+        return None, f"lacks {', '.join(missing)}"
     budget = record.get("budget")
     if not (budget is None or isinstance(budget, (int, float, str))) or isinstance(budget, bool):
-        return f"budget {budget!r} is not a budget"
-    return None
+        return None, f"budget {budget!r} is not a budget"
+    return record, None
 
 
 def read_records(path: str | Path, required: Sequence[str] = REQUIRED_FIELDS) -> list[Record]:
     """Every episode record of ``path``. An unfinished last line (a kill mid-write) is ignored;
     any other line that is not a record raises :class:`MalformedRecordsError` naming every such
     line by number."""
+    return [record for record, _ in _read_lines(path, required)]
+
+
+def _read_lines(path: str | Path, required: Sequence[str]) -> list[tuple[Record, str]]:
+    """Every record of ``path`` with its line (each line parsed once), as :func:`read_records`."""
     records, problems = [], []
     with open(path, encoding="utf-8", errors="surrogateescape") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            problem = _problem(line, required)
+            record, problem = _parse(line, required)
             if problem is not None and not line.endswith("\n"):
                 break  # the partial line a killed writer left behind
             if problem is not None:
                 problems.append(f"line {number}: {problem}")
                 continue
-            records.append(json.loads(line))
+            records.append((record, line if line.endswith("\n") else line + "\n"))
     if problems:
         shown = "; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else "")
         raise MalformedRecordsError(f"{path}: {len(problems)} malformed line{'s' if len(problems) > 1 else ''} "
@@ -99,9 +105,13 @@ def read_records(path: str | Path, required: Sequence[str] = REQUIRED_FIELDS) ->
     return records
 
 
+#: One encoder for every line (``json.dumps`` with options builds an encoder per call).
+_ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, allow_nan=False)
+
+
 def dumps(record: Mapping[str, Any]) -> str:
     """One record as one line: ASCII escapes (any str round-trips), sorted keys (stable bytes)."""
-    return json.dumps(record, ensure_ascii=True, sort_keys=True, allow_nan=False) + "\n"
+    return _ENCODER.encode(record) + "\n"
 
 
 class EpisodeLog:
@@ -120,24 +130,40 @@ class EpisodeLog:
         self.duplicates_dropped = 0
         self._handle: Any = None
         self._lock: Any = None
-        self._held: dict[Key, Record] = {}
+        self._lines: dict[Key, str] = {}  # each record's line, by key, encoded once
 
     # ------------------------------------------------------------------ lifecycle
 
-    def open(self) -> dict[Key, Record]:
-        """Lock the file, open it for appending; return the episodes already in it, by key."""
+    def open(self) -> Mapping[Key, Record]:
+        """Lock the file, open it for appending; return the episodes already in it, by key.
+
+        A file this process finalized last, unchanged since (the same bytes: size and SHA-256), is
+        not decoded again: its lines are known, and a record is decoded when asked for. The cells
+        of a sweep (one ``run_sweep`` each, into one file) so decode the file once, not once a
+        cell."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._acquire()
         try:
-            existing: dict[Key, Record] = {}
-            if self.path.exists():
-                records = read_records(self.path, self.required)
-                for record in records:
-                    existing.setdefault(self.key(record), record)
-                self.duplicates_dropped = len(records) - len(existing)
+            existing: Mapping[Key, Record] = {}
+            lines: dict[Key, str] = {}
+            known = _known_lines(self.path, self.key, self.required)
+            if known is not None:
+                lines = dict(known)
+                existing = _LazyRecords(known)
+            elif self.path.exists():
+                read = _read_lines(self.path, self.required)
+                found: dict[Key, Record] = {}
+                for record, line in read:
+                    key = self.key(record)
+                    if key not in found:
+                        found[key] = record
+                        # A line this module wrote is kept as it is (ASCII); any other is encoded anew.
+                        lines[key] = line if line.isascii() else dumps(record)
+                self.duplicates_dropped = len(read) - len(found)
+                existing = found
                 if self.duplicates_dropped or not self._ends_cleanly():
-                    write_records(self.path, sorted(existing.values(), key=self.key))
-            self._held = dict(existing)
+                    self._rewrite()
+            self._lines = lines
             self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (held across appends)
         except BaseException:
             self._release()
@@ -147,13 +173,22 @@ class EpisodeLog:
     def append(self, record: Mapping[str, Any]) -> None:
         """Add one finished episode: one write of one whole line, flushed at once (a kill loses at
         most the line being written)."""
-        self._held[self.key(record)] = dict(record)
+        self.extend([record])
+
+    def extend(self, records: Sequence[Mapping[str, Any]], lines: Sequence[str] | None = None) -> None:
+        """Add finished episodes that arrived together (a chunk from a worker): one write of whole
+        lines, flushed at once (a kill loses at most the lines being written). ``lines`` are the
+        records' :func:`dumps`, where the caller has them already (encoded where the episodes ran)."""
+        if lines is None:
+            lines = [dumps(record) for record in records]
+        for record, line in zip(records, lines, strict=True):
+            self._lines[self.key(record)] = line
         if self._file_replaced():
             self._handle.close()
-            write_records(self.path, sorted(self._held.values(), key=self.key))
+            self._rewrite()
             self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
             return
-        self._handle.write(dumps(record))
+        self._handle.write("".join(lines))
         self._handle.flush()
 
     def close(self) -> None:
@@ -163,20 +198,23 @@ class EpisodeLog:
             self._handle = None
         self._release()
 
-    def finalize(self) -> list[Record]:
-        """Write every record this run holds in canonical order (atomically), release the lock, and
-        return the records."""
+    def finalize(self) -> None:
+        """Write every record this run holds in canonical order (atomically) and release the lock."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-        records = sorted(self._held.values(), key=self.key)
         try:
-            write_records(self.path, records)
+            signature = self._rewrite()
+            _remember(self.path, signature, self.key, self.required, self._lines)
         finally:
             self._release()
-        return records
 
     # ------------------------------------------------------------------ internals
+
+    def _rewrite(self) -> tuple[int, str]:
+        """Write the held records in canonical order, atomically, from their encoded lines (no record
+        is encoded twice); return the written file's signature."""
+        return _write_lines(self.path, (self._lines[key] for key in sorted(self._lines)))
 
     def _acquire(self) -> None:
         import fcntl
@@ -227,8 +265,75 @@ def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> Non
     """Write ``records`` to ``path`` atomically (a temporary file, then a rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _write_lines(path, (dumps(record) for record in records))
+
+
+def _write_lines(path: Path, lines: Iterable[str]) -> tuple[int, str]:
+    """Write ``lines`` to ``path`` atomically; return the file's :func:`_signature`."""
+    data = "".join(lines).encode("utf-8")
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(dumps(record))
+    with open(temporary, "wb") as handle:
+        handle.write(data)
     os.replace(temporary, path)
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def _signature(path: Path) -> tuple[int, str] | None:
+    """The size and SHA-256 of a file (None when there is none): hashing is about twenty times
+    cheaper than decoding its records, and no edit escapes it (a modification time can stay the
+    same across an edit made within the file system's clock tick)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+#: The files this process finalized last: path -> (signature, key function, required fields, lines
+#: by key). Lines are strings, so nothing a caller does to its records can change them.
+_FINALIZED: dict[str, tuple[tuple[int, str], Any, tuple[str, ...], dict[Key, str]]] = {}
+_FINALIZED_KEPT = 4
+
+
+def _remember(path: Path, signature: tuple[int, str], key: Any, required: tuple[str, ...],
+              lines: dict[Key, str]) -> None:
+    name = os.path.abspath(path)
+    _FINALIZED.pop(name, None)
+    _FINALIZED[name] = (signature, key, required, lines)
+    while len(_FINALIZED) > _FINALIZED_KEPT:
+        del _FINALIZED[next(iter(_FINALIZED))]
+
+
+def _known_lines(path: Path, key: Any, required: tuple[str, ...]) -> dict[Key, str] | None:
+    """The lines of ``path`` by key, when this process finalized it last (with the same key
+    function and fields) and its bytes are the ones written then; else None (it must be read)."""
+    entry = _FINALIZED.get(os.path.abspath(path))
+    if entry is None or entry[1] is not key or entry[2] != required:
+        return None
+    try:
+        if os.stat(path).st_size != entry[0][0]:
+            return None
+    except FileNotFoundError:
+        return None
+    return entry[3] if _signature(path) == entry[0] else None
+
+
+class _LazyRecords(Mapping[Key, Record]):
+    """Records by key, decoded from their lines when asked for (once each)."""
+
+    def __init__(self, lines: Mapping[Key, str]) -> None:
+        self._lines = lines
+        self._decoded: dict[Key, Record] = {}
+
+    def __getitem__(self, key: Key) -> Record:
+        record = self._decoded.get(key)
+        if record is None:
+            record = self._decoded[key] = json.loads(self._lines[key])
+        return record
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)

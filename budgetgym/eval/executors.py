@@ -5,8 +5,14 @@ request is in flight); processes and Ray suit CPU-bound envs and scripted agents
 A job is a small JSON-able dict; ``work(worker, job)`` turns it into a JSON-able record. Each worker
 builds its env from a :class:`WorkerSetup` (the resolved ``EnvSpec``, so ids registered only in the
 parent, such as test envs, work too) and reuses it for every job. Results arrive in completion
-order; callers that need an order sort them. Because every job carries its own seed, the records do
-not depend on the executor, the number of workers or the order.
+order, in batches (``map_chunks``); callers that need an order sort them. Because every job carries
+its own seed, the records do not depend on the executor, the number of workers or the order.
+
+Processes and Ray get their jobs in chunks sized by time (:class:`Chunker`: about ``CHUNK_SECONDS``
+of work each, at the pace measured so far in the map), so the cost of a round trip is a small share
+of a chunk whether an episode takes a millisecond or a minute, and the parent, which plans, writes
+the file and receives records, stays a small share of the work (benchmarks/bench_eval.py measures
+it).
 
 Executors keep their workers and envs from one ``map`` to the next, so the cells of a sweep (one
 ``run_sweep`` per env, agent or reveal mode) pay for starting processes and making envs once: a
@@ -28,6 +34,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 import weakref
 from collections import OrderedDict
 from concurrent import futures
@@ -127,34 +134,93 @@ def run_chunk(worker: Worker, work: Work, chunk: Sequence[Job]) -> list[Record]:
 
 
 def chunked(jobs: Sequence[Job], workers: int) -> list[Sequence[Job]]:
-    """Chunks small enough to balance the load and to lose little on a kill, large enough that
-    the per-task overhead of processes and Ray does not dominate millisecond episodes."""
+    """Fixed chunks for threads (a chunk costs a thread next to nothing): small enough to balance
+    the load and to lose little on a kill."""
     size = max(1, min(16, math.ceil(len(jobs) / (workers * 4))))
     return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
-class SerialExecutor:
-    name = "serial"
+#: The work a chunk of jobs should hold, in seconds, for processes and Ray: long enough that a
+#: chunk's round trip (pickling, a pipe or Ray's scheduler, waking the parent: about a millisecond
+#: of the parent's time) is a small share of it, short enough that records reach the file (and the
+#: progress bar) several times a second and the last chunks of a map end together.
+CHUNK_SECONDS = 0.2
 
-    def __init__(self) -> None:
-        self._envs = EnvCache()
+
+class Chunker:
+    """Hands out a map's jobs, in order, in chunks sized by time: each holds about
+    ``CHUNK_SECONDS`` of work at the seconds per job measured so far (one job while nothing is
+    known), and never more than ``1 / (2 * workers)`` of what is left (guided scheduling: chunks
+    shrink towards the end, so the workers finish a map together). Millisecond episodes go out by
+    the hundred, a minute-long episode alone, and neither needs a setting."""
+
+    def __init__(self, jobs: Sequence[Job], workers: int, seconds_per_job: float | None = None,
+                 target: float = CHUNK_SECONDS) -> None:
+        self.jobs, self.workers, self.target = jobs, max(1, workers), target
+        self.seconds_per_job = seconds_per_job
+        self._next = 0
+        self._measured = (0.0, 0)  # seconds and jobs of the chunks done in this map
+
+    def __bool__(self) -> bool:
+        return self._next < len(self.jobs)
+
+    def next(self) -> Sequence[Job]:
+        """The next chunk (empty when every job is handed out)."""
+        left = len(self.jobs) - self._next
+        size = 1 if not self.seconds_per_job else max(1, int(self.target / self.seconds_per_job))
+        size = min(size, max(1, math.ceil(left / (2 * self.workers))))
+        chunk = self.jobs[self._next:self._next + size]
+        self._next += len(chunk)
+        return chunk
+
+    def done(self, jobs: int, seconds: float) -> None:
+        """A chunk of ``jobs`` took ``seconds`` in its worker: the estimate follows this map's mean."""
+        total, count = self._measured
+        self._measured = (total + seconds, count + jobs)
+        if count + jobs:
+            self.seconds_per_job = (total + seconds) / (count + jobs)
+
+
+class Executor:
+    """What every executor offers: ``map_chunks`` yields the records of the jobs in the batches
+    they arrive in (one record at a time serially, a chunk's records together from a pool), so a
+    caller that saves them can save each batch in one write; ``map`` yields them one by one."""
+
+    name = "executor"
+
+    def map_chunks(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[list[Record]]:
+        raise NotImplementedError
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
-        worker = Worker(setup, self._envs)
-        for job in jobs:
-            yield work(worker, job)
+        for records in self.map_chunks(work, setup, jobs):
+            yield from records
 
     def close(self) -> None:
-        self._envs.close()
+        """End the workers (and the envs they keep)."""
 
-    def __enter__(self) -> "SerialExecutor":
+    def __enter__(self) -> "Executor":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
-class ThreadExecutor:
+class SerialExecutor(Executor):
+    name = "serial"
+
+    def __init__(self) -> None:
+        self._envs = EnvCache()
+
+    def map_chunks(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[list[Record]]:
+        worker = Worker(setup, self._envs)
+        for job in jobs:
+            yield [work(worker, job)]
+
+    def close(self) -> None:
+        self._envs.close()
+
+
+class ThreadExecutor(Executor):
     """A pool of threads, each with its own copy of the env and the agents (neither is thread-safe).
     The threads, and the envs each made, are kept for the next map."""
 
@@ -175,7 +241,7 @@ class ThreadExecutor:
                 self._caches.append(envs)
         return envs
 
-    def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
+    def map_chunks(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[list[Record]]:
         if not jobs:
             return
         if self._pool is None:
@@ -191,7 +257,7 @@ class ThreadExecutor:
         pending = [self._pool.submit(run, chunk) for chunk in chunked(jobs, self.workers)]
         try:
             for done in futures.as_completed(pending):
-                yield from done.result()
+                yield done.result()
         finally:
             for future in pending:
                 future.cancel()
@@ -206,12 +272,6 @@ class ThreadExecutor:
         for envs in caches:
             envs.close()
 
-    def __enter__(self) -> "ThreadExecutor":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
 
 # ------------------------------------------------------------------ local processes and Ray workers
 
@@ -222,13 +282,15 @@ _WORKERS: OrderedDict[str, Worker] = OrderedDict()
 _KEPT_WORKERS = 4
 
 
-def _worker_for(setup: WorkerSetup) -> Worker:
+def _worker_for(token: str, blob: bytes) -> Worker:
+    """This process's worker for a setup (``blob``, pickled once by the parent), unpickled on the
+    first chunk of that setup only."""
     global _WORKER_ENVS
-    worker = _WORKERS.get(setup.token)
+    worker = _WORKERS.get(token)
     if worker is None:
         if _WORKER_ENVS is None:
             _WORKER_ENVS = EnvCache()
-        worker = _WORKERS[setup.token] = Worker(setup, _WORKER_ENVS)
+        worker = _WORKERS[token] = Worker(pickle.loads(blob), _WORKER_ENVS)
         while len(_WORKERS) > _KEPT_WORKERS:
             _WORKERS.popitem(last=False)
     return worker
@@ -247,47 +309,96 @@ def _end_with_parent(parent: int, interval: float = 0.2) -> None:
         time.sleep(interval)
 
 
-def _process_chunk(setup: WorkerSetup, work: Work, chunk: Sequence[Job]) -> list[Record]:
-    return run_chunk(_worker_for(setup), work, chunk)
+def _process_chunk(token: str, blob: bytes, work: Work, chunk: Sequence[Job]) -> tuple[float, list[Record]]:
+    """Run a chunk in a worker process; return the seconds it took (for the :class:`Chunker`) and
+    its records."""
+    started = time.perf_counter()
+    records = run_chunk(_worker_for(token, blob), work, chunk)
+    return time.perf_counter() - started, records
 
 
-class ProcessExecutor:
-    """A pool of local processes, started on the first map and kept until ``close()``. They are
-    spawned, not forked: a fork of a process with threads (a progress bar, Ray, an HTTP client) can
-    deadlock. Each chunk of jobs carries its setup (a few hundred bytes); a worker unpickles the
-    agents once per setup and keeps its envs for later maps. Each worker ends itself when the
-    process that started it dies, however it dies (a watchdog on its parent's pid), so a killed
-    sweep leaves no orphan."""
+def _run_chunks(chunker: Chunker, submit: Callable[[Sequence[Job]], Any],
+                wait: Callable[[list[Any]], tuple[Any, tuple[float, list[Record]]]],
+                cancel: Callable[[Any], Any]) -> Iterator[list[Record]]:
+    """Feed a map's jobs to the workers in ``chunker``'s chunks, two in flight per worker (one
+    running, one queued behind it), and yield each chunk's records as it finishes. ``submit(chunk)``
+    starts a chunk and returns a handle; ``wait(handles)`` returns a finished one and its result
+    (seconds, records); ``cancel(handle)`` drops one not needed any more (the consumer stopped)."""
+    pending: list[Any] = []
+    try:
+        while chunker and len(pending) < 2 * chunker.workers:
+            pending.append(submit(chunker.next()))
+        while pending:
+            handle, (seconds, records) = wait(pending)
+            pending.remove(handle)
+            chunker.done(len(records), seconds)
+            while chunker and len(pending) < 2 * chunker.workers:
+                pending.append(submit(chunker.next()))
+            yield records
+    finally:
+        for handle in pending:
+            cancel(handle)
+
+
+class ProcessExecutor(Executor):
+    """A pool of local processes, started on the first map (or by ``start()``) and kept until
+    ``close()``. A map hands its jobs out in chunks of about ``CHUNK_SECONDS`` of work (see
+    :class:`Chunker`), two in flight per worker; a chunk carries its setup pickled once per map (a
+    few hundred bytes), which a worker unpickles once and keeps, with its envs, for later maps;
+    records come back with their file line encoded in the worker.
+
+    How workers start (``start_method``): by default they are forked where that is safe (Linux, and
+    no other Python thread in this process when the pool starts), which takes milliseconds and
+    inherits what this process has imported; else spawned (a fresh interpreter that imports
+    budgetgym again: about a second each). A fork of a process with threads (a progress bar, Ray,
+    an HTTP client's) can deadlock on a lock one of them held, so sweeps start the pool before their
+    progress bar. Each worker ends itself when the process that started it dies, however it dies (a
+    watchdog on its parent's pid), so a killed sweep leaves no orphan."""
 
     name = "processes"
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, start_method: str | None = None) -> None:
+        if start_method not in (None, "fork", "spawn", "forkserver"):
+            raise ValueError(f"start_method must be fork, spawn or forkserver, got {start_method!r}")
         self.workers = workers or _cpu_count()
+        self.start_method = start_method
         self._pool: futures.ProcessPoolExecutor | None = None
         self._finalizer: Any = None
 
     def start(self) -> futures.ProcessPoolExecutor:
         """Start the worker processes now (else on the first map)."""
         if self._pool is None:
-            self._pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"),
-                                                     initializer=_init_process, initargs=(os.getpid(),))
-            self._finalizer = weakref.finalize(self, _shutdown_pool, self._pool)
+            method = self.start_method or ("fork" if _fork_is_safe() else "spawn")
+            pool = futures.ProcessPoolExecutor(self.workers, mp_context=get_context(method),
+                                               initializer=_init_process, initargs=(os.getpid(),))
+            self._pool = pool
+            self._finalizer = weakref.finalize(self, _shutdown_pool, pool)
+            if method == "fork":
+                # Forked pools start every worker on the first task: fork them now, while this
+                # process has no other thread. Python 3.12+ warns about any fork once numpy's BLAS
+                # has started its (fork-safe, native) threads: that warning is not ours to show.
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork", category=DeprecationWarning)
+                    pool.submit(_empty_task).result()
         return self._pool
 
-    def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
+    def map_chunks(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[list[Record]]:
         if not jobs:
             return
         pool = self.start()
-        pending = [pool.submit(_process_chunk, setup, work, chunk) for chunk in chunked(jobs, self.workers)]
+        blob = pickle.dumps(setup, pickle.HIGHEST_PROTOCOL)  # once per map; a worker unpickles it once
+
+        def wait(pending: list[futures.Future]) -> tuple[futures.Future, Any]:
+            done = next(iter(futures.wait(pending, return_when=futures.FIRST_COMPLETED).done))
+            return done, done.result()
+
         try:
-            for done in futures.as_completed(pending):
-                yield from done.result()
+            yield from _run_chunks(Chunker(jobs, self.workers),
+                                   lambda chunk: pool.submit(_process_chunk, setup.token, blob, work, chunk),
+                                   wait, lambda future: future.cancel())
         except futures.process.BrokenProcessPool:
             self.close()  # a worker died: the next map starts a fresh pool
             raise
-        finally:
-            for future in pending:
-                future.cancel()
 
     def close(self) -> None:
         """End the worker processes (and the envs they keep)."""
@@ -295,18 +406,21 @@ class ProcessExecutor:
             self._finalizer()
         self._pool = self._finalizer = None
 
-    def __enter__(self) -> "ProcessExecutor":
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+def _fork_is_safe() -> bool:
+    """Whether worker processes may be forked: on Linux, from a process running no other Python thread."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+def _empty_task() -> None:
+    """A task that does nothing (it makes a pool start its workers)."""
 
 
 def _shutdown_pool(pool: futures.ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-class RayExecutor:
+class RayExecutor(Executor):
     """Ray tasks on the cluster ``ray.init`` connects to (``address``), or on a local one it starts.
     Code the workers import (an env's entry point) must be importable there. Ray's worker processes
     live as long as the cluster; each keeps the envs it made for later maps, as a local process does."""
@@ -339,31 +453,24 @@ class RayExecutor:
                     from err
         return ray
 
-    def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
+    def map_chunks(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[list[Record]]:
         ray = self.start()
         if not jobs:
             return
         if self._remote is None:
             self._remote = ray.remote(_process_chunk)  # registered with the cluster once, not per map
-        setup_ref = ray.put(setup)
+        blob = ray.put(pickle.dumps(setup, pickle.HIGHEST_PROTOCOL))  # in the object store once per map
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pending = [self._remote.remote(setup_ref, work, chunk) for chunk in chunked(jobs, workers)]
-        try:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                yield from ray.get(done[0])
-        finally:
-            for ref in pending:
-                ray.cancel(ref)
+
+        def wait(pending: list[Any]) -> tuple[Any, Any]:
+            done, _ = ray.wait(pending, num_returns=1)
+            return done[0], ray.get(done[0])
+
+        yield from _run_chunks(Chunker(jobs, workers),
+                               lambda chunk: self._remote.remote(setup.token, blob, work, chunk), wait, ray.cancel)
 
     def close(self) -> None:
         """Nothing to end here: the cluster belongs to ``ray.init``'s caller (``ray.shutdown()``)."""
-
-    def __enter__(self) -> "RayExecutor":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def make_executor(name: str, workers: int | None = None, address: str | None = None, *, verbose: bool = False) -> Any:
@@ -396,8 +503,32 @@ def _close_named() -> None:
 def run_jobs(executor: Any, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterable[Record]:
     """Run ``jobs`` with ``executor`` (an executor object or its name; a named one is made once per
     process and kept, with its workers and envs, for the next call)."""
+    return _executor(executor).map(work, setup, jobs)
+
+
+def run_job_batches(executor: Any, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterable[list[Record]]:
+    """As :func:`run_jobs`, the records in the batches they arrive in (an executor object of
+    another kind, with ``map`` alone, gives batches of one)."""
+    executor = _executor(executor)
+    if hasattr(executor, "map_chunks"):
+        return executor.map_chunks(work, setup, jobs)
+    return ([record] for record in executor.map(work, setup, jobs))
+
+
+def start_executor(executor: Any) -> Any:
+    """Start ``executor``'s workers now, where it has any to start (a name is resolved as by
+    :func:`run_jobs`); return the executor. Sweeps call this before they start a progress bar,
+    whose thread would keep a process pool from forking its workers."""
+    executor = _executor(executor)
+    start = getattr(executor, "start", None)
+    if start is not None:
+        start()
+    return executor
+
+
+def _executor(executor: Any) -> Any:
     if isinstance(executor, str):
         if executor not in _NAMED:
             _NAMED[executor] = make_executor(executor)
         executor = _NAMED[executor]
-    return executor.map(work, setup, jobs)
+    return executor

@@ -31,9 +31,9 @@ from budgetgym.core.env import text_env
 from budgetgym.core.jsonl import EpisodeRecord
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.agents.base import agent_config, prepare_agent, reads_budget
-from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
+from budgetgym.eval.episode_log import EpisodeLog, Record, dumps, episode_key
 from budgetgym.eval.episodes import play_episode
-from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_jobs
+from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_job_batches, start_executor
 from budgetgym.eval.progress import progress_bar
 from budgetgym.wrappers import REVEAL_MODES, TurnBudget, cap_for, check_budget
 
@@ -227,22 +227,46 @@ def run_logged(executor: Any, work: Any, setup: WorkerSetup, jobs: Sequence[Job]
     done = log.open() if log is not None else {}
     fresh: list[Record] = []
     try:
-        todo = [job for job in jobs if key(job) not in done or not check(job, done[key(job)])]
+        kept, todo = [], []  # the jobs' records found in the file, and the jobs to run
+        for job in jobs:
+            found = done.get(key(job))
+            if found is not None and check(job, found):
+                kept.append(found)
+            else:
+                todo.append(job)
+        if todo:
+            executor = start_executor(executor)  # its workers before the progress bar's thread
         with progress_bar(len(todo), description, enabled=progress and bool(todo), unit=unit) as advance:
-            for record in run_jobs(executor, work, setup, todo):
-                if log is not None:
-                    log.append(record)
-                fresh.append(record)
-                advance(1)
+            if log is None:
+                for batch in run_job_batches(executor, work, setup, todo):
+                    fresh.extend(batch)
+                    advance(len(batch))
+            else:
+                for pairs in run_job_batches(executor, WithLine(work), setup, todo):
+                    batch = [record for record, _ in pairs]
+                    log.extend(batch, [line for _, line in pairs])
+                    fresh.extend(batch)
+                    advance(len(batch))
     except BaseException:
         if log is not None:
             log.close()
         raise
     if log is not None:
         log.finalize()
-    planned = {key(job) for job in jobs}
-    records = sorted([r for k, r in done.items() if k in planned] + fresh, key=key)
+    records = sorted(kept + fresh, key=key)
     return records, len(fresh), log.duplicates_dropped if log is not None else 0
+
+
+class WithLine:
+    """A work function whose records come with their line of the episodes file, encoded where the
+    episode ran: in a worker process, not in the parent that writes the file (picklable)."""
+
+    def __init__(self, work: Any) -> None:
+        self.work = work
+
+    def __call__(self, worker: Worker, job: Job) -> tuple[Record, str]:
+        record = self.work(worker, job)
+        return record, dumps(record)
 
 
 def config_difference(old: Any, new: Any) -> str:

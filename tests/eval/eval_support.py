@@ -30,6 +30,15 @@ def where(worker, job: dict) -> dict:
     return {"i": job["i"], "pid": os.getpid(), "env": id(worker.env.unwrapped)}
 
 
+#: Set at run time by a test in the parent: a forked worker sees its value, a spawned one this.
+MARKER = "imported"
+
+
+def marker(worker, job: dict) -> dict:
+    """A job's record with the worker's ``MARKER`` (executor tests: was the worker forked?)."""
+    return {"i": job["i"], "marker": MARKER}
+
+
 def toy_tasks(n: int) -> list[str]:
     """The first ``n`` toy task ids of both splits (a sweep's default is the test split only)."""
     return [f"toy-{i:02d}" for i in range(n)]

@@ -2,17 +2,17 @@
 
 import collections
 import os
+import threading
 
 import pytest
 
+import eval_support
 from budgetgym.eval.agents import NoisyOracleAgent
-from budgetgym.eval.executors import ProcessExecutor, RayExecutor, SerialExecutor, ThreadExecutor, WorkerSetup, chunked
+from budgetgym.eval.executors import (Chunker, ProcessExecutor, RayExecutor, SerialExecutor, ThreadExecutor,
+                                      WorkerSetup, chunked)
 from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
 from budgetgym.eval.sweep import run_sweep
-from eval_support import TESTS_DIR, TOY_ID, where
-
-
-from eval_support import TESTS_DIR, TOY_ID, toy_tasks
+from eval_support import TESTS_DIR, TOY_ID, marker, toy_tasks, where
 
 SWEEP = dict(tasks=toy_tasks(10), k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
 
@@ -42,11 +42,67 @@ def test_chunks_cover_every_job_once():
     assert max(len(c) for c in chunks) <= 16
 
 
-def test_processes_equal_serial(serial_file, tmp_path):
+def test_chunks_follow_the_time_a_job_takes():
+    jobs = [{"i": i} for i in range(1000)]
+    unknown = Chunker(jobs, 2)
+    assert len(unknown.next()) == 1  # nothing measured yet: one job
+    unknown.done(1, 0.001)  # a millisecond a job: 0.2 s of work is 200 jobs
+    assert len(unknown.next()) == 200
+    unknown.done(200, 20.0)  # now about 0.1 s a job
+    assert len(unknown.next()) == 2
+    slow = Chunker(jobs, 2, seconds_per_job=60.0)  # a minute a job: one at a time
+    assert len(slow.next()) == 1
+    fast = Chunker(jobs, 2, seconds_per_job=1e-6)  # never more than a quarter of what is left
+    sizes = []
+    while fast:
+        sizes.append(len(fast.next()))
+    assert sizes[:3] == [250, 188, 141] and sizes[-1] == 1 and sum(sizes) == 1000
+    assert sizes == sorted(sizes, reverse=True)  # shrinking towards the end: the workers end together
+
+
+def test_chunks_cover_every_job_once_in_order():
+    jobs = [{"i": i} for i in range(537)]
+    chunker, seen = Chunker(jobs, 3), []
+    while chunker:
+        chunk = chunker.next()
+        chunker.done(len(chunk), 0.0005 * len(chunk))
+        seen.extend(chunk)
+    assert seen == jobs and len(chunker.next()) == 0
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_processes_equal_serial(serial_file, tmp_path, start_method):
     out = tmp_path / "episodes.jsonl"
-    result = run_sweep(TOY_ID, NoisyOracleAgent(0.4), out=out, executor=ProcessExecutor(2), **SWEEP)
+    result = run_sweep(TOY_ID, NoisyOracleAgent(0.4), out=out, executor=ProcessExecutor(2, start_method), **SWEEP)
     assert result.ran == result.planned
     assert out.read_bytes() == serial_file.read_bytes()
+
+
+def _markers(executor):
+    with executor:
+        return {r["marker"] for r in executor.map(marker, WorkerSetup.create(TOY_ID, {}), [{"i": i} for i in range(4)])}
+
+
+def test_workers_are_forked_only_from_a_process_without_other_threads(monkeypatch):
+    monkeypatch.setattr(eval_support, "MARKER", "set in the parent")
+    assert _markers(ProcessExecutor(2, "fork")) == {"set in the parent"}  # a fork inherits it
+    assert _markers(ProcessExecutor(2, "spawn")) == {"imported"}
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        assert _markers(ProcessExecutor(2)) == {"imported"}  # another thread runs: spawned
+    finally:
+        stop.set()
+        other.join()
+    if threading.active_count() > 1:
+        pytest.skip(f"this test process runs other threads ({threading.enumerate()}), so nothing is forked")
+    assert _markers(ProcessExecutor(2)) == {"set in the parent"}  # no other thread: forked
+
+
+def test_an_unknown_start_method_is_refused():
+    with pytest.raises(ValueError, match="start_method"):
+        ProcessExecutor(2, "vfork")
 
 
 def test_threads_equal_serial(serial_file, tmp_path):

@@ -239,3 +239,28 @@ def test_workers_end_with_their_killed_parent(tmp_path, executor):
             pass
     assert not orphans, f"{len(orphans)} of {len(descendants)} workers outlived their parent"
     assert run_sweep(TOY_ID, NoisyOracleAgent(0.3), out=out, **sweep).ran > 0  # and the file resumes
+
+
+def test_cells_into_one_file_see_every_edit_made_between_them(reference, tmp_path):
+    # A process remembers the file it finalized (later cells do not decode it again): whatever is
+    # done to the file between two sweeps must still be seen, even an edit that keeps its size.
+    path, uninterrupted = reference
+    out = tmp_path / "episodes.jsonl"
+    first = run_sweep(TOY_ID, NoisyOracleAgent(0.3), out=out, **SWEEP)
+    assert first.ran == first.planned and out.read_bytes() == path.read_bytes()
+    assert run_sweep(TOY_ID, NoisyOracleAgent(0.3), out=out, **SWEEP).ran == 0  # nothing to do
+
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:5] + lines[6:]))  # one episode removed
+    again = run_sweep(TOY_ID, NoisyOracleAgent(0.3), out=out, **SWEEP)
+    assert again.ran == 1 and out.read_bytes() == path.read_bytes()
+
+    edited = json.loads(lines[2])
+    old, new = f'"turns": {edited["turns"]}', f'"turns": {(edited["turns"] + 1) % 10}'
+    out.write_text("".join(lines[:2] + [lines[2].replace(old, new)] + lines[3:]))  # the same size
+    seen = run_sweep(TOY_ID, NoisyOracleAgent(0.3), out=out, **SWEEP)
+    assert seen.ran == 0
+    assert [r["turns"] for r in seen.records if r["task"] == edited["task"] and r["budget"] == edited["budget"]
+            and r["reveal"] == edited["reveal"] and r["attempt"] == edited["attempt"]] == [(edited["turns"] + 1) % 10]
+    assert lines[2].replace(old, new) in out.read_text()  # kept, not written over from memory
+
