@@ -9,7 +9,8 @@ runs as cells, one ``run_sweep`` per T into one episodes file, as a sweep over s
 agents or reveal modes runs from the command line. The benchmark stops with an error if any cell
 runs fewer episodes than it plans.
 
-Each executor runs the whole sweep cold, then warm in ``--rounds`` rounds:
+Each executor runs the whole sweep cold, then warm in ``--rounds`` rounds (Ray after the others,
+with serial passes of its own beside it: its daemons use CPU even when idle):
 
 * cold: a fresh executor, so its start-up is on the clock (processes spawned, envs made; for Ray
   the workers' first tasks: the cluster itself is started before the clock, as a cluster would be,
@@ -237,22 +238,28 @@ def main() -> None:
     executors: dict[str, Any] = {}
     passes: dict[str, dict[str, Any]] = {}
     ray: dict[str, Any] = {"measured": False, "why": "not asked for"}
-    try:
-        for name, make in makers.items():
-            if name not in chosen:
-                continue
-            if name == "ray":
-                ray = ray_costs(args.workers)
-                if not ray["measured"]:
-                    continue
-            executors[name] = make()
+    ceilings: list[float] = []
+
+    def measure(names: list[str], reference: str = "serial") -> None:
+        """Cold passes of ``names``, then warm rounds of them and their ``reference`` in turn."""
+        for name in names:
+            executors[name] = makers[name]()
             passes[name] = {"cold": timed_sweep(tasks, executors[name], shortcut=False), "warm_rounds": []}
-        ceilings = []
         for _ in range(args.rounds):
-            if "processes" in executors:
+            if "processes" in names:
                 ceilings.append(parallel_ceiling(executors["processes"], args.workers))
-            for name, executor in executors.items():
-                passes[name]["warm_rounds"].append(timed_sweep(tasks, executor, shortcut=False))
+            for name in ([reference] if reference not in names else []) + names:
+                passes[name]["warm_rounds" if name in names else "beside_ray"].append(
+                    timed_sweep(tasks, executors[name], shortcut=False))
+
+    try:
+        # Without Ray first: its daemons use CPU even when idle, which would fall on the others.
+        measure([name for name in makers if name in chosen and name != "ray"])
+        if "ray" in chosen:
+            ray = ray_costs(args.workers)
+            if ray["measured"]:
+                passes["serial"]["beside_ray"] = []
+                measure(["ray"])
     finally:
         for executor in executors.values():
             executor.close()
@@ -263,11 +270,15 @@ def main() -> None:
 
         ray_module.shutdown()
 
+    def serial_rounds(name: str) -> list[dict[str, Any]]:
+        """Serial's passes taken in turn with ``name``'s."""
+        return passes["serial"]["beside_ray" if name == "ray" else "warm_rounds"]
+
     def ratio(name: str, phase: str) -> float:
         if phase == "cold":
             return round(passes["serial"]["cold"]["seconds"] / passes[name]["cold"]["seconds"], 2)
         return round(statistics.median(s["seconds"] / p["seconds"] for s, p in
-                                       zip(passes["serial"]["warm_rounds"], passes[name]["warm_rounds"])), 2)
+                                       zip(serial_rounds(name), passes[name]["warm_rounds"])), 2)
 
     def cores(row: dict[str, Any]) -> float:
         return (row["parent_cpu_s"] + row["workers_cpu_s"]) / row["seconds"]
@@ -277,18 +288,18 @@ def main() -> None:
         spread = 1 if name == "threads" else args.workers
         return round(statistics.median(
             (s["parent_cpu_s"] + s["workers_cpu_s"]) / ((p["parent_cpu_s"] + p["workers_cpu_s"]) / spread)
-            for s, p in zip(passes["serial"]["warm_rounds"], passes[name]["warm_rounds"])), 2)
+            for s, p in zip(serial_rounds(name), passes[name]["warm_rounds"])), 2)
 
     serial_warm = passes["serial"]["warm_rounds"]
     speedups = {name: {"cold": ratio(name, "cold"), "warm": ratio(name, "warm"),
                        "warm_rounds": [round(s["seconds"] / p["seconds"], 2)
-                                       for s, p in zip(serial_warm, passes[name]["warm_rounds"])],
+                                       for s, p in zip(serial_rounds(name), passes[name]["warm_rounds"])],
                        "cores_used_warm": round(statistics.median(cores(p) for p in passes[name]["warm_rounds"]), 2),
                        "cpu_bound_speedup": cpu_bound(name)}
                 for name in executors if name != "serial"}
     episodes = serial_warm[0]["episodes"]
     if ray["measured"] and "ray" in speedups:
-        serial_s = statistics.median(s["seconds"] for s in serial_warm) / episodes
+        serial_s = statistics.median(s["seconds"] for s in serial_rounds("ray")) / episodes
         ray_s = statistics.median(p["seconds"] for p in passes["ray"]["warm_rounds"]) / episodes
         saving = serial_s - ray_s
         ray["pays_over_serial_after_episodes"] = (math.ceil(ray["cluster_start_s"] / saving) if saving > 0
