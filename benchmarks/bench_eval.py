@@ -12,7 +12,7 @@ runs fewer episodes than it plans.
 Each executor runs the whole sweep cold, then warm in ``--rounds`` rounds (Ray after the others,
 with serial passes of its own beside it: its daemons use CPU even when idle):
 
-* cold: a fresh executor, so its start-up is on the clock (processes spawned, envs made; for Ray
+* cold: a fresh executor, so its start-up is on the clock (processes started, envs made; for Ray
   the workers' first tasks: the cluster itself is started before the clock, as a cluster would be,
   and its start-up is reported apart);
 * warm: the same executor again, its workers and envs kept from the cold pass, as the later cells

@@ -423,7 +423,16 @@ def _shutdown_pool(pool: futures.ProcessPoolExecutor) -> None:
 class RayExecutor(Executor):
     """Ray tasks on the cluster ``ray.init`` connects to (``address``), or on a local one it starts.
     Code the workers import (an env's entry point) must be importable there. Ray's worker processes
-    live as long as the cluster; each keeps the envs it made for later maps, as a local process does."""
+    live as long as the cluster; each keeps the envs it made for later maps, as a local process does.
+    Jobs go out in the same time-sized chunks as :class:`ProcessExecutor`'s.
+
+    What it costs (benchmarks/bench_eval.py, 2 cores): a local cluster starts in 6.5-9 s (a process
+    pool forks in 0.02-0.09 s); an empty task's round trip is 2-5 ms (a pool's 0.15-0.3 ms), which
+    chunks of about 0.2 s of work make a small share; its idle daemons keep using some CPU. On one
+    machine it runs a sweep no faster than a process pool, so it pays only when a sweep needs more
+    cores than one machine has (a cluster, ``address``) or Ray's placement of envs on nodes with
+    what they need, and runs long enough to repay the start-up (``ray.pays_over_serial_after_episodes``
+    in the benchmark's JSON)."""
 
     name = "ray"
 
