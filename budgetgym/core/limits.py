@@ -28,6 +28,10 @@ What really bounds what:
 * **Size**: ``run`` measures the call's result and ``check_size`` the state it left behind, as the
   length of their pickle (shared objects counted once, cycles allowed), or a family's own measure of
   what matters (BFCL counts a file system's paths, which aliasing doubles without using memory).
+  The pickle counts what can grow: a ``random.Random`` inside (BFCL's services keep one) has a
+  fixed-size state and counts as a few bytes, not the 2.5 KB its state pickles to (pickling that
+  state was most of the cost of measuring such a service at every call). The pickle is written to
+  a counter, not kept.
 
 The undo is the family's: the core cannot know how to roll a foreign backend back. A deterministic
 backend is rebuilt by replaying the calls before the failed one (BFCL does this).
@@ -35,11 +39,13 @@ backend is rebuilt by replaying the calls before the failed one (BFCL does this)
 
 from __future__ import annotations
 
+import copyreg
 import ctypes
 import itertools
 import math
 import os
 import pickle
+import random
 import threading
 import time
 from dataclasses import dataclass
@@ -112,17 +118,59 @@ DEFAULT_LIMITS = Limits()
 
 
 def measure(value: Any, limit: int | None = None) -> int:
-    """The size of ``value``: the length of its pickle (shared objects once), with a fallback for
-    what pickle cannot take (the count of objects reached). A structure nested deeper than pickle
-    can follow measures as more than ``limit``."""
+    """The size of ``value``: the length of its pickle (shared objects once; a ``random.Random``'s
+    fixed-size state as a few bytes), with a fallback for what pickle cannot take (the count of
+    objects reached). A structure nested deeper than pickle can follow measures as more than ``limit``."""
     if isinstance(value, (str, bytes)):
         return len(value)
     try:
-        return len(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        return _pickled_length(value)
     except RecursionError:
         return (limit or 0) + 1
     except Exception:  # noqa: BLE001 - unpicklable: count what is reachable instead
         return _reachable(value, limit)
+
+
+class _Counter:
+    """A file that keeps only the number of bytes written to it."""
+
+    __slots__ = ("written",)
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        self.written += len(data)
+        return len(data)
+
+
+def _fixed_size(generator: random.Random) -> tuple[Any, ...]:
+    return random.Random, ()
+
+
+_measurers = threading.local()
+
+
+def _pickled_length(value: Any) -> int:
+    # One pickler per thread, reused (building one costs more than pickling a small result); its
+    # dispatch table is copyreg's (read afresh: reducers registered later count) plus Random.
+    table = copyreg.dispatch_table
+    pair = getattr(_measurers, "pair", None)
+    if pair is None or pair[2] != len(table):
+        counter = _Counter()
+        pickler = pickle.Pickler(counter, pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = {**table, random.Random: _fixed_size}
+        pair = _measurers.pair = (counter, pickler, len(table))
+    counter, pickler, _ = pair
+    counter.written = 0
+    try:
+        pickler.dump(value)
+    except BaseException:
+        _measurers.pair = None  # a pickler stopped half-way is not reused
+        raise
+    finally:
+        pickler.clear_memo()  # the memo holds what was measured: let it go
+    return counter.written
 
 
 def _reachable(value: Any, limit: int | None) -> int:

@@ -479,3 +479,21 @@ def test_a_call_past_the_time_limit_is_stopped_and_undone():
     observation = env.step("du()")[0]
     assert "du ran past the time limit of 0.002 s and was stopped" in observation
     assert not env.unwrapped.transcript[-1][1].startswith("Invalid action")
+
+
+@needs_bfcl
+def test_a_service_that_keeps_a_generator_is_measured_by_what_grows():
+    """MessageAPI keeps a random.Random (a fixed 2.5 KB state): the size limit counts the messages,
+    which grow, so a small limit admits three long messages, refuses the fourth and undoes it."""
+    from budgetgym.core.limits import Limits
+
+    env = _env(categories=("base",), limits=Limits(seconds=5, max_size=4096))
+    env.reset(seed=0, options={"task_id": "multi_turn_base_14"})
+    env.step('message_login(user_id="USR001")')
+    send = f'send_message(receiver_id="USR002", message="{"x" * 900}")'
+    observations = [env.step(send)[0] for _ in range(4)]
+    assert all('"sent_status": true' in observation for observation in observations[:3])
+    assert "the MessageAPI state grew past the size limit" in observations[3]
+    assert "the call was undone" in observations[3]
+    sent = json.loads(env.step("view_messages_sent()")[0].split(" -> ", 1)[1])["messages"]["USR002"]
+    assert sent.count("x" * 900) == 3
