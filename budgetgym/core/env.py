@@ -49,7 +49,7 @@ class SnapshotError(ValueError):
     """A snapshot that this env cannot restore (another env, task set or version, or corrupt)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Outcome:
     """What one executed action did: the family's answer to ``_execute``.
 
@@ -68,6 +68,17 @@ class Outcome:
     failed: bool = False
     progress: float | None = None
     reward: float | None = None
+
+    def __init__(self, observation: str, solved: bool = False, failed: bool = False,
+                 progress: float | None = None, reward: float | None = None) -> None:
+        # Frozen all the same (assignment raises): the generated __init__ sets each field through
+        # object.__setattr__, twice the cost of filling the instance's dict, and every step makes one.
+        fields = self.__dict__
+        fields["observation"] = observation
+        fields["solved"] = solved
+        fields["failed"] = failed
+        fields["progress"] = progress
+        fields["reward"] = reward
 
 
 def text_env(env: gym.Env) -> "TextEnv":

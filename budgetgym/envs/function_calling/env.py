@@ -81,8 +81,20 @@ from budgetgym.envs.function_calling.scoring import turn_problem
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
-# One encoder for every tool result (json.dumps with an option builds an encoder per call).
+# One encoder for every tool result: the C encoder itself, built once (``json.dumps`` with an option,
+# and ``JSONEncoder.encode`` too, build one per call), the arguments ``JSONEncoder.iterencode`` gives
+# it, but no check for circular containers: a tool result is a tree of JSON values read from the
+# state (a cycle would raise out of step with the check or without it: ValueError or RecursionError).
 _RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+if getattr(json.encoder, "c_make_encoder", None) is not None:
+    _C_ENCODER = json.encoder.c_make_encoder(
+        None, _RESULT_ENCODER.default, json.encoder.encode_basestring, None,
+        _RESULT_ENCODER.key_separator, _RESULT_ENCODER.item_separator, False, False, True)
+
+    def _encode(result: Any) -> str:
+        return "".join(_C_ENCODER(result, 0))
+else:  # pragma: no cover - CPython has the C encoder
+    _encode = _RESULT_ENCODER.encode
 
 
 def _hashable(value: Any) -> Any:
@@ -176,7 +188,7 @@ class FunctionCallingEnv(TextEnv):
             except ToolError as err:
                 result = {"error": str(err)}
             self._turn_calls.append([call.name, call.arguments])
-            results.append(_RESULT_ENCODER.encode(result))
+            results.append(_encode(result))
         return Outcome("\n".join(results))
 
     def _oracle(self) -> Action | None:
