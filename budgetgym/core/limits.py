@@ -98,12 +98,13 @@ class Limits:
                 interruption and returned late).
             SizeLimitExceeded: the result is larger than ``max_size``.
         """
-        what = getattr(fn, "__name__", "the call")
         if getattr(_local, "bounded", False):  # already inside a bounded call: the outer deadline holds
             result = fn(*args, **kwargs)
         else:
-            result = _with_deadline(fn, args, kwargs, self.seconds, what)
-        self.check_size(result, f"the result of {what}")
+            result = _with_deadline(fn, args, kwargs, self.seconds)
+        measured = len(result) if type(result) is str else measure(result, self.max_size)
+        if measured > self.max_size:
+            self.check_size(result, f"the result of {_name(fn)}", size=measured)
         return result
 
     def check_size(self, value: Any, what: str, size: int | None = None) -> None:
@@ -202,24 +203,29 @@ _tokens = itertools.count()
 _set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
 
 
-def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: float, what: str) -> T:
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", "the call")
+
+
+def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: float) -> T:
     token = next(_tokens)
+    watchdog = _watchdog()
     _local.bounded = True
     try:
         try:
-            _watchdog().arm(token, seconds)
+            watchdog.arm(token, seconds)
             result = fn(*args, **kwargs)
         finally:
-            fired = _watchdog().disarm(token)
+            fired = watchdog.disarm(token)
     except _Interrupted:
         # Delivered in the call, or in the finally clause before the disarm finished: disarm again
         # (idempotent). The watchdog fires at most once per call, so nothing else can arrive.
-        _watchdog().disarm(token)
+        watchdog.disarm(token)
         fired = True
     finally:
         _local.bounded = False
     if fired:
-        raise TimeLimitExceeded(f"{what} ran past the time limit of {seconds:g} s and was stopped; "
+        raise TimeLimitExceeded(f"{_name(fn)} ran past the time limit of {seconds:g} s and was stopped; "
                                 "the call was undone")
     return result
 
@@ -228,7 +234,9 @@ class _Watchdog:
     """One daemon thread per process: sleeps until the earliest deadline, interrupts late calls."""
 
     def __init__(self) -> None:
-        self._condition = threading.Condition(threading.Lock())
+        # arm and disarm take the plain lock (a C call); the condition, on the same lock, wakes the thread.
+        self._lock = threading.Lock()
+        self._condition = threading.Condition(self._lock)
         self._armed: dict[int, list[Any]] = {}  # token -> [thread id, deadline, fired]
         self._wake_at = math.inf
         self._thread = threading.Thread(target=self._watch, name="budgetgym-limits", daemon=True)
@@ -236,7 +244,7 @@ class _Watchdog:
 
     def arm(self, token: int, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        with self._condition:
+        with self._lock:
             self._armed[token] = [threading.get_ident(), deadline, False]
             if deadline < self._wake_at:
                 self._condition.notify()
@@ -244,7 +252,7 @@ class _Watchdog:
     def disarm(self, token: int) -> bool:
         """Forget ``token``; True when it fired. A pending interruption is withdrawn here, under the
         lock the watchdog fires under, so it cannot land after the call has returned."""
-        with self._condition:
+        with self._lock:
             entry = self._armed.pop(token, None)
             if entry is None or not entry[2]:
                 return entry is None  # None: disarmed already, after an interruption

@@ -220,6 +220,30 @@ def test_executor_table_holds_nothing_of_ours_between_calls():
 
 
 @needs_bfcl
+def test_the_agents_instances_are_built_as_bfcls_executor_builds_them():
+    """The agent's instances are built without the executor (which lists every method of every
+    instance at every call); on every task of every category they equal the executor's: BFCL's own
+    state check passes both ways, and every random generator inside holds the same state."""
+    import random
+
+    env = _env()
+    upstream = env._upstream
+    for task in env.tasks:
+        env.reset(options={"task_id": task.id})
+        backend = env._backend
+        built, (_, by_executor, _) = backend.instances, backend._execute([], {})
+        assert list(built) == list(by_executor) == list(task["involved_classes"])
+        assert upstream.state_checker(built, by_executor)["valid"], task.id
+        assert upstream.state_checker(by_executor, built)["valid"], task.id
+        for name, instance in built.items():
+            assert type(instance) is type(by_executor[name])
+            generators = {k: v.getstate() for k, v in vars(instance).items() if isinstance(v, random.Random)}
+            assert generators == {k: v.getstate() for k, v in vars(by_executor[name]).items()
+                                  if isinstance(v, random.Random)}, (task.id, name)
+            assert {k for k in vars(instance)} == {k for k in vars(by_executor[name])}, (task.id, name)
+
+
+@needs_bfcl
 def test_two_envs_on_one_task_do_not_share_state_and_reset_starts_afresh():
     a, b = _env(categories=("base",)), _env(categories=("base",))
     a.reset(options={"task_id": "multi_turn_base_0"})

@@ -169,12 +169,13 @@ class BFCLEnv(TextEnv):
         self._steps_matched = 0
         self._passed = 0
         self.limits = limits
+        self._configs: dict[str, dict[str, bytes]] = {}  # each task's pickled configs, for the backend's copies
 
     # ------------------------------------------------------------------ TextEnv's part
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
-        self._backend = Backend(self._upstream, task, self.limits)
+        self._backend = Backend(self._upstream, task, self.limits, self._configs)
         self._passed = 0
         self._start_user_turn(0)
         return self._user_message(0)
