@@ -77,7 +77,7 @@ from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
-from budgetgym.envs.function_calling.scoring import turn_problem
+from budgetgym.envs.function_calling.scoring import TurnCheck
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
@@ -148,6 +148,7 @@ class FunctionCallingEnv(TextEnv):
         self._keyed = 0
         self._lookup_keys: dict[tuple[str, int], list[tuple[Any, Mapping[str, Any]]]] = {}  # per task and turn
         self._tool_sets: dict[str, dict[str, Tool]] = {}
+        self._turn_checks: dict[tuple[str, int], TurnCheck] = {}  # each user turn's answer check, read once
         self._initial_states: dict[str, bytes] = {}
 
     # ------------------------------------------------------------------ TextEnv hooks
@@ -293,7 +294,11 @@ class FunctionCallingEnv(TextEnv):
     def _answer(self, message: str) -> Outcome:
         turns = self.task["turns"]  # type: ignore[index]
         turn = turns[self._user_turn]
-        problem = turn_problem(self._domain, self._backend.state, turn, message)  # type: ignore[arg-type]
+        key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
+        check = self._turn_checks.get(key)
+        if check is None:
+            check = self._turn_checks[key] = TurnCheck(turn)
+        problem = check.problem(self._domain, self._backend.state, message)  # type: ignore[arg-type]
         if problem is not None:
             return Outcome(f"User: {problem} My request was: {turn['request']}")
         self._user_turn += 1
