@@ -200,14 +200,15 @@ def _validated(calls: list[ToolCall], tools: Mapping[str, Tool]) -> Action:
         tool = tools.get(call.name)
         if tool is None:
             raise _Problem(f"Unknown tool '{call.name}'.")
-        problem = tool.validation_error(call.arguments)
+        given = call.arguments
+        problem = tool.validation_error(given)
         if problem is not None:
             where = f"call {index + 1}, " if len(calls) > 1 else ""
             raise _Problem(f"Invalid arguments for '{call.name}' ({where}nothing was run): {problem}.", call.name)
-        arguments = tool.normalise(call.arguments)
-        if arguments is not call.arguments:
+        arguments = tool.normalise(given)
+        if arguments is not given:
             calls[index] = ToolCall(call.name, arguments)
-    return Action(calls=tuple(calls))
+    return Action(tuple(calls))
 
 
 def _parse_tool_call_blocks(text: str, tools: Mapping[str, Tool]) -> list[ToolCall]:
@@ -276,11 +277,15 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
     items = value if isinstance(value, list) else [value]
     calls = []
     for item in items:
-        if isinstance(item, dict) and isinstance(item.get("function"), dict):
-            item = item["function"]  # OpenAI's {"type": "function", "function": {...}} wrapper
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        if not isinstance(item, dict):
             raise _Problem('A JSON tool call must be an object with a string "name".')
-        arguments = item.get("arguments", item.get("parameters", {}))
+        function = item.get("function")
+        if isinstance(function, dict):
+            item = function  # OpenAI's {"type": "function", "function": {...}} wrapper
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise _Problem('A JSON tool call must be an object with a string "name".')
+        arguments = item["arguments"] if "arguments" in item else item.get("parameters", {})
         if isinstance(arguments, str):
             try:
                 arguments = _load_json(arguments) if arguments.strip() else {}
@@ -288,7 +293,7 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
                 raise _Problem(f"The arguments of '{item['name']}' are not valid JSON: {problem}", item["name"]) from None
         if not isinstance(arguments, dict):
             raise _Problem(f"The arguments of '{item['name']}' must be a JSON object, got {type(arguments).__name__}.", item["name"])
-        calls.append(ToolCall(item["name"], arguments))
+        calls.append(ToolCall(name, arguments))
     return calls
 
 
