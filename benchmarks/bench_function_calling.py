@@ -50,6 +50,11 @@ from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling.scoring import turn_problem
 
+try:  # the check the env prepares once per task and user turn (absent from older revisions)
+    from budgetgym.envs.function_calling.scoring import TurnCheck
+except ImportError:  # pragma: no cover - compare_revisions.py runs this script on older packages
+    TurnCheck = None
+
 ENV_ID = "budgetgym/FunctionCalling-v0"
 
 
@@ -176,7 +181,8 @@ def live_oracle_rate(env: FunctionCallingEnv, repeats: int) -> dict[str, float]:
 
 
 def scoring_samples(env: FunctionCallingEnv, solutions: list[list[str]]) -> list[Callable[[], Any]]:
-    """For every user turn of every task, the check run on the answering message, at that moment."""
+    """For every user turn of every task, the check run on the answering message, at that moment (as
+    the env runs it: the turn's check prepared once, where the package has one)."""
     samples = []
     for index, actions in enumerate(solutions):
         env.reset(options={"task_index": index})
@@ -184,7 +190,10 @@ def scoring_samples(env: FunctionCallingEnv, solutions: list[list[str]]) -> list
             if not action.startswith("{"):
                 domain, turn = env._domain, env.task["turns"][env.user_turn]
                 state = json.loads(json.dumps(env.backend_state))  # frozen copy of the state at that moment
-                samples.append(lambda d=domain, s=state, t=turn, m=action: turn_problem(d, s, t, m))
+                if TurnCheck is None:
+                    samples.append(lambda d=domain, s=state, t=turn, m=action: turn_problem(d, s, t, m))
+                else:
+                    samples.append(lambda d=domain, s=state, c=TurnCheck(turn), m=action: c.problem(d, s, m))
             env.step(action)
     return samples
 
