@@ -333,6 +333,7 @@ _call = st.builds(lambda name, arguments, positional, comma: f"{name}(" + ", ".j
                   _call_names, st.lists(_argument, max_size=3), st.sampled_from([[]] * 5 + [["'a'"], ["1"]]), st.booleans())
 
 
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # Python's parser on generated escapes
 @settings(max_examples=800, deadline=None)
 @given(calls=st.lists(_call, min_size=1, max_size=3), bracket=st.booleans(), separator=st.sampled_from([", ", ",", " , ", ",\n"]))
 def test_the_simple_call_path_gives_what_the_parser_gives(calls, bracket, separator):
