@@ -9,10 +9,9 @@ from the task's ``initial_config`` as BFCL's evaluation builds them:
   method of every instance at every call (``inspect.getmembers``: half the cost of a reset), and with
   the deep copy made by unpickling the config pickled once per task (JSON data: the same copy, in C,
   where ``copy.deepcopy`` was most of what remained); a test checks the instances against the
-  executor's on every task. Its validated calls run on them here,
-  as direct method calls with the parsed arguments. BFCL's executor would ``eval`` a call string,
-  and model output is never evaluated; the result is worded exactly as the executor words it
-  (``_as_text``).
+  executor's on every task. Its validated calls run on them here, as direct method calls with the
+  parsed arguments. BFCL's executor would ``eval`` a call string, and model output is never
+  evaluated; the result is worded exactly as the executor words it (``_as_text``).
 * the reference: at the end of each user turn the executor replays that turn's ground-truth calls on
   it (BFCL's own data, run by BFCL's own code; the first replay builds it), and BFCL's
   ``state_checker`` and ``response_checker`` compare the two (``check_turn``).
