@@ -460,3 +460,47 @@ def test_inputs_within_the_limits_still_parse():
 def test_prose_that_opens_like_a_call_stays_a_message():
     text = "Note (this is not a call, it is what I did)"
     assert parse_action(text, TOOLS, allow_message=True).is_message
+
+
+class _Finalized:
+    """Cyclic garbage with a finalizer: collecting it runs Python code, where threads switch."""
+
+    def __del__(self) -> None:
+        for _ in range(3):
+            pass
+
+
+def test_threads_parsing_call_syntax_at_once_do_not_break_each_others_parse():
+    """Python 3.11's AST builder keeps one depth counter for all threads: two parses at once (envs
+    stepped from a thread pool) failed with "SystemError: AST constructor recursion depth mismatch"
+    when a collection ran Python code mid-parse. Parses take turns; this stress makes the race."""
+    import gc
+    import sys
+    import threading
+
+    errors: list[str] = []
+
+    def work() -> None:
+        try:
+            for i in range(2000):
+                assert parse_action(f"[tag([{i}]), tag(items=[{i}]), ls('/a')]", TOOLS).calls[0].arguments == {"items": [i]}
+                if i % 5 == 0:
+                    for _ in range(50):
+                        a, b = _Finalized(), _Finalized()
+                        a.other, b.other = b, a
+        except Exception as err:  # noqa: BLE001 - collected for the assertion
+            errors.append(repr(err))
+
+    thresholds, interval = gc.get_threshold(), sys.getswitchinterval()
+    gc.set_threshold(50, 2, 2)
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        gc.set_threshold(*thresholds)
+        sys.setswitchinterval(interval)
+    assert errors == []

@@ -26,6 +26,7 @@ import json
 import keyword
 import math
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -311,7 +312,8 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
     if calls is not None:
         return calls
     try:
-        module = ast.parse(text, mode="exec")
+        with _AST_LOCK:
+            module = ast.parse(text, mode="exec")
     except UnicodeEncodeError as err:  # Python source must be encodable: no lone surrogates
         if _short_name(match.group(1)) in tools:
             raise _Problem(f"The call holds a lone surrogate ({text[err.start]!r} at {err.start}), which call syntax "
@@ -350,6 +352,10 @@ _SIMPLE_CALLS = re.compile(rf"\[ *{_SIMPLE_CALL}(?: *, *{_SIMPLE_CALL})* *\]|{_S
 _ONE_SIMPLE_CALL = re.compile(rf"({_SIMPLE_NAME})\(({_SIMPLE_ARGUMENTS})\)")
 _ONE_SIMPLE_ARGUMENT = re.compile(rf"({_SIMPLE_NAME}) *= *({_SIMPLE_VALUE})")
 _ONE_SIMPLE_SCALAR = re.compile(_SIMPLE_SCALAR)
+# Python 3.11 keeps the depth counter of its AST object builder in one place for every thread:
+# two threads that parse at once (envs stepped from a thread pool) can fail each other's parse
+# with "SystemError: AST constructor recursion depth mismatch". Parses here take turns.
+_AST_LOCK = threading.Lock()
 _CONSTANT_NAMES = frozenset({"True", "False", "None"})  # keywords that the keyword check lets through
 _CONSTANTS = {"True": True, "False": False, "None": None}
 
