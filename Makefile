@@ -22,11 +22,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	# TextWorld's Jericho engine is built from source: it needs a C compiler and make.
-	@if [ "$$(id -u)" = 0 ] && ! { command -v gcc && command -v make; } >/dev/null 2>&1; then \
-		apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 build-essential; fi
+	# TextWorld's Jericho engine is built from source (a C compiler and make), and so is the Fast Downward
+	# planner of ALFWorld-v0's PDDL engine (a C++ compiler, cmake and make).
+	@if [ "$$(id -u)" = 0 ] && ! { command -v g++ && command -v make && command -v cmake; } >/dev/null 2>&1; then \
+		apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 build-essential cmake; fi
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	# fast-downward-textworld's build runs `python build.py`: the venv's python must be the one found.
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q -e '.[test]'
 	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.
 	$(BIN)/python -m pip install -q --no-deps bfcl-eval mpmath
 	touch $(STAMP)

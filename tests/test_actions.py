@@ -313,6 +313,57 @@ def test_fast_json_path_agrees_with_the_full_path_on_any_json(name, arguments, w
             actions._fast_json_calls = original
 
 
+
+# Mostly the simple form, with each way out of it now and then.
+_call_names = st.sampled_from(["mv", "ls", "tag", "other"] * 8 + ["True", "None", "lambda", "mv.x"])
+_argument_names = st.sampled_from(["source", "destination", "items", "path", "x"] * 8 + ["True", "if", "é"])
+_quoted = st.builds(lambda quote, body: quote + body + quote, st.sampled_from(["'", '"']),
+                    st.one_of(st.text(alphabet=st.sampled_from(list("ab (),=[]#-1")), max_size=8),
+                              st.text(alphabet=st.sampled_from(list("ab('\"\\\n\t1é")), max_size=4)))
+_number = st.one_of(st.from_regex(r"-?(0|[1-9][0-9]{0,21})(\.[0-9]{1,22})?", fullmatch=True),
+                    st.from_regex(r"-?[0-9]{1,3}(\.[0-9]{0,2})?(e[0-9])?", fullmatch=True))
+_scalar = st.one_of(_quoted, _number, st.sampled_from(["True", "False", "None"] * 2 + ["Truex", "x", "b'x'"]))
+_list = st.builds(lambda items, comma: "[" + ", ".join(items) + ("," if comma else "") + "]",
+                  st.lists(_scalar, max_size=3), st.booleans())
+_value = st.one_of(_scalar, _scalar, _scalar, _list, st.sampled_from(["{'a': 1}", "(1, 2)", "'a' 'b'", "-x"]))
+_space = st.sampled_from(["", " ", "  "] * 8 + ["\t", "\n"])
+_argument = st.builds(lambda name, s1, s2, value: f"{name}{s1}={s2}{value}", _argument_names, _space, _space, _value)
+_call = st.builds(lambda name, arguments, positional, comma: f"{name}(" + ", ".join(positional + arguments) +
+                  ("," if comma and arguments else "") + ")",
+                  _call_names, st.lists(_argument, max_size=3), st.sampled_from([[]] * 5 + [["'a'"], ["1"]]), st.booleans())
+
+
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # Python's parser on generated escapes
+@settings(max_examples=800, deadline=None)
+@given(calls=st.lists(_call, min_size=1, max_size=3), bracket=st.booleans(), separator=st.sampled_from([", ", ",", " , ", ",\n"]))
+def test_the_simple_call_path_gives_what_the_parser_gives(calls, bracket, separator):
+    """Call syntax in the simple form is read without Python's parser: the same calls, the same
+    values and types (repr: True is not 1, -0.0 is not 0), or the same error, as through ast."""
+    from budgetgym.core import actions
+
+    text = separator.join(calls)
+    if bracket or len(calls) > 1:
+        text = f"[{text}]"
+    original = actions._simple_calls
+    fast = repr(_outcome(text, True))
+    actions._simple_calls = lambda text: None
+    try:
+        assert fast == repr(_outcome(text, True)), text
+    finally:
+        actions._simple_calls = original
+
+
+def test_the_simple_call_path_reads_the_common_form():
+    from budgetgym.core import actions
+
+    text = "[mv(source='a.txt', destination=\"b/\", overwrite=False), tag(items=[1, -2, 3,]), ls()]"
+    assert actions._simple_calls(text) == [ToolCall("mv", {"source": "a.txt", "destination": "b/", "overwrite": False}),
+                                           ToolCall("tag", {"items": [1, -2, 3]}), ToolCall("ls", {})]
+    for other in ("mv('a.txt', destination='b')", "tag(items=[1], items=[2])", "ls(path='a\\b')", "ls(path=1e3)",
+                  "ls(path='é')", "[ls(),]", "ls(path='a'\n)"):
+        assert actions._simple_calls(other) is None, other
+
+
 # ---------------------------------------------------------------------------- compiled and shared schemas
 
 def test_tools_with_the_same_schema_share_one_compiled_validator():
@@ -409,3 +460,47 @@ def test_inputs_within_the_limits_still_parse():
 def test_prose_that_opens_like_a_call_stays_a_message():
     text = "Note (this is not a call, it is what I did)"
     assert parse_action(text, TOOLS, allow_message=True).is_message
+
+
+class _Finalized:
+    """Cyclic garbage with a finalizer: collecting it runs Python code, where threads switch."""
+
+    def __del__(self) -> None:
+        for _ in range(3):
+            pass
+
+
+def test_threads_parsing_call_syntax_at_once_do_not_break_each_others_parse():
+    """Python 3.11's AST builder keeps one depth counter for all threads: two parses at once (envs
+    stepped from a thread pool) failed with "SystemError: AST constructor recursion depth mismatch"
+    when a collection ran Python code mid-parse. Parses take turns; this stress makes the race."""
+    import gc
+    import sys
+    import threading
+
+    errors: list[str] = []
+
+    def work() -> None:
+        try:
+            for i in range(2000):
+                assert parse_action(f"[tag([{i}]), tag(items=[{i}]), ls('/a')]", TOOLS).calls[0].arguments == {"items": [i]}
+                if i % 5 == 0:
+                    for _ in range(50):
+                        a, b = _Finalized(), _Finalized()
+                        a.other, b.other = b, a
+        except Exception as err:  # noqa: BLE001 - collected for the assertion
+            errors.append(repr(err))
+
+    thresholds, interval = gc.get_threshold(), sys.getswitchinterval()
+    gc.set_threshold(50, 2, 2)
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        gc.set_threshold(*thresholds)
+        sys.setswitchinterval(interval)
+    assert errors == []

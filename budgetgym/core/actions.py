@@ -26,27 +26,40 @@ import json
 import keyword
 import math
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from budgetgym.core.tools import Tool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ToolCall:
     name: str
     arguments: Mapping[str, Any]
+
+    def __init__(self, name: str, arguments: Mapping[str, Any]) -> None:
+        # Frozen all the same (assignment raises): the generated __init__ sets each field through
+        # object.__setattr__, twice the cost of filling the instance's dict, on every step's path.
+        fields = self.__dict__
+        fields["name"] = name
+        fields["arguments"] = arguments
 
     def to_json(self) -> str:
         return json.dumps({"name": self.name, "arguments": dict(self.arguments)}, ensure_ascii=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Action:
     """A parsed turn: the tool calls to run in order, or (with no calls) a message to the user."""
 
     calls: tuple[ToolCall, ...]
     message: str = ""
+
+    def __init__(self, calls: tuple[ToolCall, ...], message: str = "") -> None:
+        fields = self.__dict__  # as ToolCall's
+        fields["calls"] = calls
+        fields["message"] = message
 
     @property
     def is_message(self) -> bool:
@@ -168,11 +181,14 @@ def _fast_json_calls(text: str) -> list[ToolCall] | None:
     full path (which words every error). Equivalent to it: a JSON text that decodes cannot hold a
     C0 control character (JSON allows none outside strings, the decoder none inside), so only DEL
     needs a look, and a code fence or a <tool_call> block never starts with a bracket."""
-    if "\x7f" in text:
+    if "\x7f" in text or _json_size_problem(text) is not None:
         return None
     try:
-        return _calls_from_json(_load_json(text))
-    except (_Problem, ValueError):  # JSONDecodeError is a ValueError
+        # The decoder's scanner itself: the text is stripped, so it decodes exactly when the scan
+        # ends at its end (JSONDecoder.decode adds two whitespace matches and a wrapper call).
+        value, end = _SCAN(text, 0)
+        return _calls_from_json(value) if end == len(text) else None
+    except (_Problem, StopIteration, ValueError):  # JSONDecodeError is a ValueError
         return None
 
 
@@ -185,14 +201,15 @@ def _validated(calls: list[ToolCall], tools: Mapping[str, Tool]) -> Action:
         tool = tools.get(call.name)
         if tool is None:
             raise _Problem(f"Unknown tool '{call.name}'.")
-        problem = tool.validation_error(call.arguments)
+        given = call.arguments
+        problem = tool.validation_error(given)
         if problem is not None:
             where = f"call {index + 1}, " if len(calls) > 1 else ""
             raise _Problem(f"Invalid arguments for '{call.name}' ({where}nothing was run): {problem}.", call.name)
-        arguments = tool.normalise(call.arguments)
-        if arguments is not call.arguments:
+        arguments = tool.normalise(given)
+        if arguments is not given:
             calls[index] = ToolCall(call.name, arguments)
-    return Action(calls=tuple(calls))
+    return Action(tuple(calls))
 
 
 def _parse_tool_call_blocks(text: str, tools: Mapping[str, Tool]) -> list[ToolCall]:
@@ -244,6 +261,7 @@ def _checked_float(text: str) -> float:
 # Built once: json.loads with hooks builds a decoder per call (most of the cost of reading a short
 # call); the hooks themselves cost about 0.15 us a number.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_checked_int, parse_float=_checked_float)
+_SCAN = _DECODER.scan_once
 
 
 def _load_json(text: str) -> Any:
@@ -260,11 +278,15 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
     items = value if isinstance(value, list) else [value]
     calls = []
     for item in items:
-        if isinstance(item, dict) and isinstance(item.get("function"), dict):
-            item = item["function"]  # OpenAI's {"type": "function", "function": {...}} wrapper
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        if not isinstance(item, dict):
             raise _Problem('A JSON tool call must be an object with a string "name".')
-        arguments = item.get("arguments", item.get("parameters", {}))
+        function = item.get("function")
+        if isinstance(function, dict):
+            item = function  # OpenAI's {"type": "function", "function": {...}} wrapper
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise _Problem('A JSON tool call must be an object with a string "name".')
+        arguments = item["arguments"] if "arguments" in item else item.get("parameters", {})
         if isinstance(arguments, str):
             try:
                 arguments = _load_json(arguments) if arguments.strip() else {}
@@ -272,7 +294,7 @@ def _calls_from_json(value: Any) -> list[ToolCall]:
                 raise _Problem(f"The arguments of '{item['name']}' are not valid JSON: {problem}", item["name"]) from None
         if not isinstance(arguments, dict):
             raise _Problem(f"The arguments of '{item['name']}' must be a JSON object, got {type(arguments).__name__}.", item["name"])
-        calls.append(ToolCall(item["name"], arguments))
+        calls.append(ToolCall(name, arguments))
     return calls
 
 
@@ -286,8 +308,12 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
         if _short_name(match.group(1)) in tools:
             raise _Problem(problem, _short_name(match.group(1)))
         return None  # prose that opens like a call ("Note (it is ...)"): not call syntax
+    calls = _simple_calls(text)
+    if calls is not None:
+        return calls
     try:
-        module = ast.parse(text, mode="exec")
+        with _AST_LOCK:
+            module = ast.parse(text, mode="exec")
     except UnicodeEncodeError as err:  # Python source must be encodable: no lone surrogates
         if _short_name(match.group(1)) in tools:
             raise _Problem(f"The call holds a lone surrogate ({text[err.start]!r} at {err.start}), which call syntax "
@@ -306,6 +332,61 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
     if not nodes or not all(isinstance(n, ast.Call) for n in nodes):
         return None
     return [_call_from_node(node, tools) for node in nodes]  # type: ignore[arg-type]
+
+
+# Call syntax in its most common form, read without Python's parser (which is most of the cost of a
+# call-syntax step): one call, or a bracketed list of calls, each with keyword arguments only, whose
+# values are plain literals: a quoted string without backslashes or line breaks, a decimal number of
+# at most 20 digits each side of the point, True, False, None, or a flat list of those; ASCII
+# names, spaces only between tokens. Each token of that language starts with a character of its
+# own, so a match is read one way only. It is a subset of what ``ast.parse`` + ``literal_eval`` read,
+# to the same values (a test checks both paths on generated calls); anything else (positional
+# arguments, dicts, escapes, exponents, tabs or line breaks between tokens, a repeated argument,
+# non-ASCII text) goes to the parser. The limits of ``_call_size_problem`` were checked before.
+_SIMPLE_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_SIMPLE_SCALAR = r"""'[^'\\\r\n]*'|"[^"\\\r\n]*"|-?(?:0|[1-9][0-9]{0,19})(?:\.[0-9]{1,20})?|True|False|None"""
+_SIMPLE_VALUE = rf"(?:{_SIMPLE_SCALAR}|\[ *(?:(?:{_SIMPLE_SCALAR})(?: *, *(?:{_SIMPLE_SCALAR}))* *,?)? *\])"
+_SIMPLE_ARGUMENTS = rf"(?: *{_SIMPLE_NAME} *= *{_SIMPLE_VALUE} *,)*(?: *{_SIMPLE_NAME} *= *{_SIMPLE_VALUE})? *"
+_SIMPLE_CALL = rf"{_SIMPLE_NAME}\({_SIMPLE_ARGUMENTS}\)"
+_SIMPLE_CALLS = re.compile(rf"\[ *{_SIMPLE_CALL}(?: *, *{_SIMPLE_CALL})* *\]|{_SIMPLE_CALL}")
+_ONE_SIMPLE_CALL = re.compile(rf"({_SIMPLE_NAME})\(({_SIMPLE_ARGUMENTS})\)")
+_ONE_SIMPLE_ARGUMENT = re.compile(rf"({_SIMPLE_NAME}) *= *({_SIMPLE_VALUE})")
+_ONE_SIMPLE_SCALAR = re.compile(_SIMPLE_SCALAR)
+# Python 3.11 keeps the depth counter of its AST object builder in one place for every thread:
+# two threads that parse at once (envs stepped from a thread pool) can fail each other's parse
+# with "SystemError: AST constructor recursion depth mismatch". Parses here take turns.
+_AST_LOCK = threading.Lock()
+_CONSTANT_NAMES = frozenset({"True", "False", "None"})  # keywords that the keyword check lets through
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def _simple_scalar(token: str) -> Any:
+    first = token[0]
+    if first == "'" or first == '"':
+        return token[1:-1]
+    if first in "TFN":
+        return _CONSTANTS[token]
+    return float(token) if "." in token else int(token)
+
+
+def _simple_calls(text: str) -> list[ToolCall] | None:
+    """The calls of ``text`` when it is in the simple form above, else None (the parser decides)."""
+    if not text.isascii() or _SIMPLE_CALLS.fullmatch(text) is None:  # isascii: O(1), a flag of the string
+        return None
+    calls = []
+    # The text matched as a whole, so the calls (and each call's arguments) are found left to right,
+    # separated by spaces and commas only: no match can start inside a string.
+    for name, body in _ONE_SIMPLE_CALL.findall(text):
+        if name in _CONSTANT_NAMES:
+            return None
+        arguments: dict[str, Any] = {}
+        for key, value in _ONE_SIMPLE_ARGUMENT.findall(body):
+            if key in arguments or key in _CONSTANT_NAMES:
+                return None  # Python refuses these: the parser words the error
+            arguments[key] = ([_simple_scalar(item) for item in _ONE_SIMPLE_SCALAR.findall(value)]
+                              if value[0] == "[" else _simple_scalar(value))
+        calls.append(ToolCall(name, arguments))
+    return calls
 
 
 def _call_from_node(node: ast.Call, tools: Mapping[str, Tool]) -> ToolCall:
@@ -333,14 +414,19 @@ def _call_from_node(node: ast.Call, tools: Mapping[str, Tool]) -> ToolCall:
 
 
 def _literal(node: ast.expr, name: str) -> Any:
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise _Problem(f"Arguments of '{name}' must be literals (strings, numbers, lists, dicts, True/False/None).", name) from None
+    if type(node) is ast.Constant:
+        value = node.value  # what literal_eval returns for a constant, without its set-up per call
+    else:
+        try:
+            value = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise _Problem(f"Arguments of '{name}' must be literals (strings, numbers, lists, dicts, True/False/None).", name) from None
     return _jsonable(value)
 
 
 def _jsonable(value: Any) -> Any:
+    if type(value) is str:
+        return value
     # Tuples and sets from call syntax become lists, so schemas of type "array" accept them.
     if isinstance(value, (tuple, list, set, frozenset)):
         return [_jsonable(v) for v in value]
@@ -447,6 +533,10 @@ def _call_size_problem(text: str) -> str | None:
     found = _KEYWORD.search(code)
     if found:
         return f"Arguments must be literals: '{found.group()}' is a Python keyword."
+    if len(code) <= MAX_OPERATORS:
+        # Every operator counted below is a character of its own (a call or subscript: its bracket),
+        # and replacing number tokens never lengthens the code: a code this short is within the limit.
+        return None
     bare = _NUMBER_TOKEN.sub("0", code)
     operators = sum(bare.count(c) for c in _OPERATOR_CHARACTERS) + len(_POSTFIX.findall(bare))
     if operators > MAX_OPERATORS:

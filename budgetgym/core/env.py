@@ -49,7 +49,7 @@ class SnapshotError(ValueError):
     """A snapshot that this env cannot restore (another env, task set or version, or corrupt)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Outcome:
     """What one executed action did: the family's answer to ``_execute``.
 
@@ -68,6 +68,17 @@ class Outcome:
     failed: bool = False
     progress: float | None = None
     reward: float | None = None
+
+    def __init__(self, observation: str, solved: bool = False, failed: bool = False,
+                 progress: float | None = None, reward: float | None = None) -> None:
+        # Frozen all the same (assignment raises): the generated __init__ sets each field through
+        # object.__setattr__, twice the cost of filling the instance's dict, and every step makes one.
+        fields = self.__dict__
+        fields["observation"] = observation
+        fields["solved"] = solved
+        fields["failed"] = failed
+        fields["progress"] = progress
+        fields["reward"] = reward
 
 
 def text_env(env: gym.Env) -> "TextEnv":
@@ -260,16 +271,17 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             raise RuntimeError("call reset() before step(), and again after the episode has ended")
         previous_progress = self._progress
         previous_tools = self.tools
-        valid, error = True, None
+        error = None
         if not isinstance(action, str):
-            valid, error = False, f"The action must be text, got {type(action).__name__}."
+            error = f"The action must be text, got {type(action).__name__}."
         elif len(action) > self.max_action_length:
-            valid, error = False, f"The action is {len(action)} characters long; at most {self.max_action_length}."
+            error = f"The action is {len(action)} characters long; at most {self.max_action_length}."
         else:
             try:
-                parsed = parse_action(action, self.tools, bare=self._parse_bare, allow_message=self.accepts_messages)
+                parsed = parse_action(action, previous_tools, bare=self._parse_bare, allow_message=self.accepts_messages)
             except ActionError as err:
-                valid, error = False, str(err)
+                error = str(err)
+        valid = error is None
         if valid:
             outcome = self._execute(parsed)
             observation = outcome.observation
@@ -282,11 +294,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             observation = f"Invalid action: {error}"
         if len(observation) > self.max_observation_length:
             observation = observation[: self.max_observation_length - 15] + "\n[truncated]"
-        self._turn += 1
+        turn = self._turn = self._turn + 1
         self._transcript.append((action if isinstance(action, str) else repr(action), observation))
         self._last_observation = observation
-        terminated = self._solved or self._failed
-        truncated = not terminated and self._turn >= self.task.max_turns  # type: ignore[union-attr]
+        solved, task = self._solved, self.task
+        terminated = solved or self._failed
+        truncated = not terminated and turn >= task.max_turns  # type: ignore[union-attr]
         if terminated or truncated:
             self._ready = False
         if self.reward_mode == "sparse":
@@ -295,13 +308,20 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             elif self._terminal_reward is not None:
                 reward = float(self._terminal_reward)
             else:
-                reward = 1.0 if self._solved else 0.0
+                reward = 1.0 if solved else 0.0
         else:
             reward = self._progress - previous_progress
-        info = self._info(at_reset=False)
+        # _info's fields, built here (a step makes one): the same keys in the same order.
+        info: dict[str, Any] = {"task_id": task.id, "turn": turn, "max_turns": task.max_turns,  # type: ignore[union-attr]
+                                "oracle_turns": task.oracle_turns, "success": solved,  # type: ignore[union-attr]
+                                "progress": self._progress}
+        admissible = self.admissible_actions()
+        if admissible is not None:
+            info["admissible_actions"] = admissible
         info["action_valid"] = valid
         info["action_error"] = error
-        if self.tools is not previous_tools and self.tools != previous_tools:
+        tools = self.tools
+        if tools is not previous_tools and tools != previous_tools:
             info["tools"] = self._tool_schemas()  # the family changed the tools (a new user turn, ...)
         if self.render_mode == "human":
             self.render()

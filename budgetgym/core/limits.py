@@ -28,6 +28,10 @@ What really bounds what:
 * **Size**: ``run`` measures the call's result and ``check_size`` the state it left behind, as the
   length of their pickle (shared objects counted once, cycles allowed), or a family's own measure of
   what matters (BFCL counts a file system's paths, which aliasing doubles without using memory).
+  The pickle counts what can grow: a ``random.Random`` inside (BFCL's services keep one) has a
+  fixed-size state and counts as a few bytes, not the 2.5 KB its state pickles to (pickling that
+  state was most of the cost of measuring such a service at every call). The pickle is written to
+  a counter, not kept.
 
 The undo is the family's: the core cannot know how to roll a foreign backend back. A deterministic
 backend is rebuilt by replaying the calls before the failed one (BFCL does this).
@@ -35,11 +39,13 @@ backend is rebuilt by replaying the calls before the failed one (BFCL does this)
 
 from __future__ import annotations
 
+import copyreg
 import ctypes
 import itertools
 import math
 import os
 import pickle
+import random
 import threading
 import time
 from dataclasses import dataclass
@@ -92,12 +98,13 @@ class Limits:
                 interruption and returned late).
             SizeLimitExceeded: the result is larger than ``max_size``.
         """
-        what = getattr(fn, "__name__", "the call")
         if getattr(_local, "bounded", False):  # already inside a bounded call: the outer deadline holds
             result = fn(*args, **kwargs)
         else:
-            result = _with_deadline(fn, args, kwargs, self.seconds, what)
-        self.check_size(result, f"the result of {what}")
+            result = _with_deadline(fn, args, kwargs, self.seconds)
+        measured = len(result) if type(result) is str else measure(result, self.max_size)
+        if measured > self.max_size:
+            self.check_size(result, f"the result of {_name(fn)}", size=measured)
         return result
 
     def check_size(self, value: Any, what: str, size: int | None = None) -> None:
@@ -112,17 +119,59 @@ DEFAULT_LIMITS = Limits()
 
 
 def measure(value: Any, limit: int | None = None) -> int:
-    """The size of ``value``: the length of its pickle (shared objects once), with a fallback for
-    what pickle cannot take (the count of objects reached). A structure nested deeper than pickle
-    can follow measures as more than ``limit``."""
+    """The size of ``value``: the length of its pickle (shared objects once; a ``random.Random``'s
+    fixed-size state as a few bytes), with a fallback for what pickle cannot take (the count of
+    objects reached). A structure nested deeper than pickle can follow measures as more than ``limit``."""
     if isinstance(value, (str, bytes)):
         return len(value)
     try:
-        return len(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        return _pickled_length(value)
     except RecursionError:
         return (limit or 0) + 1
     except Exception:  # noqa: BLE001 - unpicklable: count what is reachable instead
         return _reachable(value, limit)
+
+
+class _Counter:
+    """A file that keeps only the number of bytes written to it."""
+
+    __slots__ = ("written",)
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        self.written += len(data)
+        return len(data)
+
+
+def _fixed_size(generator: random.Random) -> tuple[Any, ...]:
+    return random.Random, ()
+
+
+_measurers = threading.local()
+
+
+def _pickled_length(value: Any) -> int:
+    # One pickler per thread, reused (building one costs more than pickling a small result); its
+    # dispatch table is copyreg's (read afresh: reducers registered later count) plus Random.
+    table = copyreg.dispatch_table
+    pair = getattr(_measurers, "pair", None)
+    if pair is None or pair[2] != len(table):
+        counter = _Counter()
+        pickler = pickle.Pickler(counter, pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = {**table, random.Random: _fixed_size}
+        pair = _measurers.pair = (counter, pickler, len(table))
+    counter, pickler, _ = pair
+    counter.written = 0
+    try:
+        pickler.dump(value)
+    except BaseException:
+        _measurers.pair = None  # a pickler stopped half-way is not reused
+        raise
+    finally:
+        pickler.clear_memo()  # the memo holds what was measured: let it go
+    return counter.written
 
 
 def _reachable(value: Any, limit: int | None) -> int:
@@ -154,24 +203,29 @@ _tokens = itertools.count()
 _set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
 
 
-def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: float, what: str) -> T:
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", "the call")
+
+
+def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: float) -> T:
     token = next(_tokens)
+    watchdog = _watchdog()
     _local.bounded = True
     try:
         try:
-            _watchdog().arm(token, seconds)
+            watchdog.arm(token, seconds)
             result = fn(*args, **kwargs)
         finally:
-            fired = _watchdog().disarm(token)
+            fired = watchdog.disarm(token)
     except _Interrupted:
         # Delivered in the call, or in the finally clause before the disarm finished: disarm again
         # (idempotent). The watchdog fires at most once per call, so nothing else can arrive.
-        _watchdog().disarm(token)
+        watchdog.disarm(token)
         fired = True
     finally:
         _local.bounded = False
     if fired:
-        raise TimeLimitExceeded(f"{what} ran past the time limit of {seconds:g} s and was stopped; "
+        raise TimeLimitExceeded(f"{_name(fn)} ran past the time limit of {seconds:g} s and was stopped; "
                                 "the call was undone")
     return result
 
@@ -180,7 +234,9 @@ class _Watchdog:
     """One daemon thread per process: sleeps until the earliest deadline, interrupts late calls."""
 
     def __init__(self) -> None:
-        self._condition = threading.Condition(threading.Lock())
+        # arm and disarm take the plain lock (a C call); the condition, on the same lock, wakes the thread.
+        self._lock = threading.Lock()
+        self._condition = threading.Condition(self._lock)
         self._armed: dict[int, list[Any]] = {}  # token -> [thread id, deadline, fired]
         self._wake_at = math.inf
         self._thread = threading.Thread(target=self._watch, name="budgetgym-limits", daemon=True)
@@ -188,7 +244,7 @@ class _Watchdog:
 
     def arm(self, token: int, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        with self._condition:
+        with self._lock:
             self._armed[token] = [threading.get_ident(), deadline, False]
             if deadline < self._wake_at:
                 self._condition.notify()
@@ -196,7 +252,7 @@ class _Watchdog:
     def disarm(self, token: int) -> bool:
         """Forget ``token``; True when it fired. A pending interruption is withdrawn here, under the
         lock the watchdog fires under, so it cannot land after the call has returned."""
-        with self._condition:
+        with self._lock:
             entry = self._armed.pop(token, None)
             if entry is None or not entry[2]:
                 return entry is None  # None: disarmed already, after an interruption

@@ -9,7 +9,7 @@ import pytest
 import budgetgym  # noqa: F401
 from budgetgym.core import rollout
 from budgetgym.envs.alfworld import ALFWorldNotInstalled
-from alfworld_data import GAME_DIR, WALKTHROUGH, write_alfworld_data
+from alfworld_data import GAMES, write_alfworld_data
 
 ENV_ID = "budgetgym/ALFWorld-v0"
 
@@ -28,9 +28,9 @@ def test_make_says_what_to_install_or_set(monkeypatch, tmp_path):
         gym.make(ENV_ID)
     message = str(err.value)
     if not _have("alfworld"):
-        assert "pip install alfworld" in message
+        assert "pip install 'budgetgym[alfworld]'" in message
     elif not _have("fast_downward"):
-        assert "textworld[pddl]" in message
+        assert "budgetgym[alfworld]" in message and "textworld[pddl]" in message
     else:  # importing alfworld sets ALFWORLD_DATA to ~/.cache/alfworld when it is unset
         assert "ALFWORLD_DATA" in message and "alfworld-download" in message
         monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))
@@ -41,7 +41,7 @@ def test_make_says_what_to_install_or_set(monkeypatch, tmp_path):
 
 @pytest.fixture
 def alfworld_env(monkeypatch, tmp_path):
-    pytest.importorskip("alfworld", reason="the alfworld package is not installed (pip install alfworld)")
+    pytest.importorskip("alfworld", reason="the alfworld extra is not installed (pip install 'budgetgym[alfworld]')")
     pytest.importorskip("fast_downward", reason="textworld[pddl]'s fast-downward-textworld did not build here")
     monkeypatch.setenv("ALFWORLD_DATA", str(write_alfworld_data(tmp_path)))
     env = gym.make(ENV_ID)
@@ -49,15 +49,31 @@ def alfworld_env(monkeypatch, tmp_path):
     env.close()
 
 
-def test_the_written_game_is_the_task_set(alfworld_env):
-    tasks = alfworld_env.unwrapped.tasks
-    assert tasks.ids == (GAME_DIR,)
-    assert tasks[0].split == "train" and tasks[0]["oracle_turns"] == len(WALKTHROUGH)
-    assert tasks[0].instruction == "put a mug in shelf"
+def test_the_written_games_are_the_task_set(alfworld_env):
+    tasks = alfworld_env.unwrapped.all_tasks
+    assert sorted(tasks.ids) == sorted(game.folder for game in GAMES)
+    assert tasks.splits == ("train", "valid_seen", "valid_unseen")
+    for game in GAMES:
+        task = tasks.get(game.folder)
+        assert task.split == game.folder.split("/")[0] and task.instruction == game.goal_text
+        assert task["oracle_turns"] == len(game.walkthrough) and task.max_turns == max(6, 2 * len(game.walkthrough))
+
+
+def test_every_walkthrough_wins_and_the_planner_oracle_wins_every_game(alfworld_env):
+    env = alfworld_env.unwrapped
+    for game in GAMES:
+        alfworld_env.reset(options={"task_id": game.folder})
+        for command in game.walkthrough:
+            _, reward, terminated, _, info = alfworld_env.step(command)
+            assert info["action_valid"]
+        assert terminated and reward == 1.0 and info["success"]
+        alfworld_env.reset(options={"task_id": game.folder})
+        result = rollout(alfworld_env, "oracle", reset=False)
+        assert result.success and env.turn <= len(game.walkthrough) + 1, game.folder
 
 
 def test_the_planner_oracle_solves_it_and_bad_input_changes_nothing(alfworld_env):
-    observation, info = alfworld_env.reset(seed=0)
+    observation, info = alfworld_env.reset(options={"task_id": GAMES[0].folder})
     assert "Your task is to: put a mug in shelf" in observation and "Welcome" not in observation
     assert "go to countertop 1" in info["admissible_actions"]
     observation, _, terminated, _, info = alfworld_env.step("fly to the moon")
@@ -67,10 +83,55 @@ def test_the_planner_oracle_solves_it_and_bad_input_changes_nothing(alfworld_env
 
 
 def test_a_snapshot_restores_by_replay(alfworld_env):
-    alfworld_env.reset(seed=0)
+    alfworld_env.reset(options={"task_id": GAMES[0].folder})
     alfworld_env.step("go to countertop 1")
     snap = alfworld_env.unwrapped.snapshot()
     assert snap["state"] is None
     alfworld_env.step("take mug 1 from countertop 1")
     observation, info = alfworld_env.reset(options={"snapshot": snap})
     assert "take mug 1 from countertop 1" in info["admissible_actions"] and info["turn"] == 1
+
+
+def test_the_oracle_recovers_from_a_detour(alfworld_env):
+    env = alfworld_env.unwrapped
+    alfworld_env.reset(options={"task_id": GAMES[1].folder})  # the apple goes in the closed fridge
+    for detour in ("go to cabinet 1", "open cabinet 1", "go to countertop 1", "take mug 1 from countertop 1"):
+        assert alfworld_env.step(detour)[4]["action_valid"]
+    assert env.oracle_action() == env.oracle_action()  # planned once per state
+    result = rollout(alfworld_env, "oracle", reset=False)
+    assert result.success and env.turn <= env.task.max_turns
+
+
+def test_engines_are_reused_across_games_and_a_refused_restore_leaves_the_episode_as_it_was(monkeypatch, tmp_path):
+    pytest.importorskip("fast_downward", reason="textworld[pddl]'s fast-downward-textworld did not build here")
+    import budgetgym.envs.alfworld.env as alfworld_module
+
+    monkeypatch.setattr(alfworld_module, "ENGINES_KEPT", 2)
+    monkeypatch.setenv("ALFWORLD_DATA", str(write_alfworld_data(tmp_path)))
+    wrapped = gym.make(ENV_ID)
+    env = wrapped.unwrapped
+    wrapped.reset(options={"task_id": GAMES[0].folder})
+    wrapped.step("go to countertop 1")
+    snap = env.snapshot()
+    games = set()
+    for game in GAMES:  # six games through two engines: each new game goes into the older engine
+        wrapped.reset(options={"task_id": game.folder})
+        games |= {id(engine.game) for engine in env._engines.engines()}
+    assert len(env._engines.engines()) == 2 and len(games) == 2
+    wrapped.reset(options={"task_id": GAMES[2].folder})
+    wrapped.step("go to cabinet 1")
+    before = (env.last_observation, env.turn, env.admissible_actions())
+    forged = {**snap, "transcript": [["go to countertop 1", "You arrive somewhere else."]]}
+    with pytest.raises(Exception, match="diverged|digest|corrupt"):
+        wrapped.reset(options={"snapshot": forged})
+    assert (env.last_observation, env.turn, env.admissible_actions()) == before
+    observation = wrapped.step("open cabinet 1")[0]
+    assert "You open the cabinet 1" in observation and "keychain 1" in observation
+    wrapped.close()
+
+
+def test_the_host_programs_argv_survives_loading_games(alfworld_env):
+    argv = list(__import__("sys").argv)
+    for game in GAMES:
+        alfworld_env.reset(options={"task_id": game.folder})
+    assert __import__("sys").argv == argv

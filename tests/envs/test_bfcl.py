@@ -220,6 +220,30 @@ def test_executor_table_holds_nothing_of_ours_between_calls():
 
 
 @needs_bfcl
+def test_the_agents_instances_are_built_as_bfcls_executor_builds_them():
+    """The agent's instances are built without the executor (which lists every method of every
+    instance at every call); on every task of every category they equal the executor's: BFCL's own
+    state check passes both ways, and every random generator inside holds the same state."""
+    import random
+
+    env = _env()
+    upstream = env._upstream
+    for task in env.tasks:
+        env.reset(options={"task_id": task.id})
+        backend = env._backend
+        built, (_, by_executor, _) = backend.instances, backend._execute([], {})
+        assert list(built) == list(by_executor) == list(task["involved_classes"])
+        assert upstream.state_checker(built, by_executor)["valid"], task.id
+        assert upstream.state_checker(by_executor, built)["valid"], task.id
+        for name, instance in built.items():
+            assert type(instance) is type(by_executor[name])
+            generators = {k: v.getstate() for k, v in vars(instance).items() if isinstance(v, random.Random)}
+            assert generators == {k: v.getstate() for k, v in vars(by_executor[name]).items()
+                                  if isinstance(v, random.Random)}, (task.id, name)
+            assert {k for k in vars(instance)} == {k for k in vars(by_executor[name])}, (task.id, name)
+
+
+@needs_bfcl
 def test_two_envs_on_one_task_do_not_share_state_and_reset_starts_afresh():
     a, b = _env(categories=("base",)), _env(categories=("base",))
     a.reset(options={"task_id": "multi_turn_base_0"})
@@ -479,3 +503,21 @@ def test_a_call_past_the_time_limit_is_stopped_and_undone():
     observation = env.step("du()")[0]
     assert "du ran past the time limit of 0.002 s and was stopped" in observation
     assert not env.unwrapped.transcript[-1][1].startswith("Invalid action")
+
+
+@needs_bfcl
+def test_a_service_that_keeps_a_generator_is_measured_by_what_grows():
+    """MessageAPI keeps a random.Random (a fixed 2.5 KB state): the size limit counts the messages,
+    which grow, so a small limit admits three long messages, refuses the fourth and undoes it."""
+    from budgetgym.core.limits import Limits
+
+    env = _env(categories=("base",), limits=Limits(seconds=5, max_size=4096))
+    env.reset(seed=0, options={"task_id": "multi_turn_base_14"})
+    env.step('message_login(user_id="USR001")')
+    send = f'send_message(receiver_id="USR002", message="{"x" * 900}")'
+    observations = [env.step(send)[0] for _ in range(4)]
+    assert all('"sent_status": true' in observation for observation in observations[:3])
+    assert "the MessageAPI state grew past the size limit" in observations[3]
+    assert "the call was undone" in observations[3]
+    sent = json.loads(env.step("view_messages_sent()")[0].split(" -> ", 1)[1])["messages"]["USR002"]
+    assert sent.count("x" * 900) == 3

@@ -15,6 +15,7 @@ import pytest
 import budgetgym  # noqa: F401
 from budgetgym.core import load_tasks, rollout
 from budgetgym.envs.coding.env import task_files
+from budgetgym.envs.coding.sandbox import Limits
 from coding_support import require
 
 pytest.importorskip("swebench", reason="SWEBench-v0 needs the swebench extra: pip install 'budgetgym[swebench]'")
@@ -153,3 +154,49 @@ def test_a_hand_fix_through_the_tools_resolves_and_a_snapshot_restores_it(env):
     env.reset(options={"snapshot": snap})
     observation, reward, terminated, _, _ = env.step(call("submit"))
     assert terminated and reward == 1.0, observation
+
+
+def test_the_file_tools_keep_to_the_repository_and_cost_the_turn(instance_file):
+    """The path checks of the coding family's workspace hold at ``/testbed`` too: escapes, links out
+    of the repository, folders and the size limit are refused, and nothing changes."""
+    task = load_tasks("coding").get(TASK_ID)
+    bug = task["bug"]
+    env = gym.make("budgetgym/SWEBench-v0", instances=str(instance_file), limits=Limits(file_bytes=4096),
+                   max_turns=20)
+    try:
+        env.reset(seed=0)
+        base = env.unwrapped
+        made = env.step(call("run_command", command="ln -s /etc/passwd leak && ln -s / rootlink && mkdir folder "
+                                                    "&& printf '\\377\\376' > blob.bin"))[0]
+        assert "[exit code 0]" in made, made
+        before = base.ws.diff()
+        cases = [
+            (call("view_file", path="../etc/passwd"), "outside the workspace /testbed"),
+            (call("view_file", path="/workspace/x.py"), "outside the workspace /testbed"),
+            (call("create_file", path="/etc/evil.py", content="x"), "outside the workspace /testbed"),
+            (call("view_file", path="leak"), "resolves outside the workspace /testbed"),
+            (call("create_file", path="rootlink/tmp/evil.py", content="x"), "resolves outside the workspace /testbed"),
+            (call("replace_in_file", path="leak", old="root", new="x"), "resolves outside the workspace /testbed"),
+            (call("create_file", path="folder", content="x"), "is a folder"),
+            (call("create_file", path="blob.bin", content="x"), "already exists"),
+            (call("create_file", path=bug["path"], content="x"), "already exists"),
+            (call("create_file", path="big.py", content="x" * 5000), "larger than 4096 bytes"),
+            (call("view_file", path="missing.py"), "no such file"),
+        ]
+        for action, message in cases:
+            observation, reward, terminated, truncated, _ = env.step(action)
+            assert message in observation, (action, observation)
+            assert not (terminated or truncated) and reward == 0.0
+        assert base.ws.diff() == before
+        assert base.sandbox.run("test -e /tmp/evil.py || test -e /etc/evil.py").exit_code != 0
+    finally:
+        env.close()
+
+
+def test_a_write_after_the_gold_patch_sends_the_oracle_back_to_it(env):
+    env.reset(seed=0)
+    base = env.unwrapped
+    env.step(base.oracle_action())
+    assert base.ws.gold_applied and base.structured_oracle().calls[0].name == "submit"
+    env.step(call("create_file", path="notes.txt", content="a change after the gold patch\n"))
+    assert not base.ws.gold_applied and base.structured_oracle().calls[0].name == "run_command"

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("verifiers.v1", reason="the integrations extra is not installed")
 
-from model_server import MODEL, ModelServer  # noqa: E402
+from chat_server import API_KEY, MODEL, ChatServer, text_responder  # noqa: E402
 from verifiers.v1.cli.eval.runner import run_eval  # noqa: E402
 from verifiers.v1.clients import EvalClientConfig  # noqa: E402
 from verifiers.v1.configs.cli.eval import EvalConfig  # noqa: E402
@@ -29,14 +29,14 @@ TASKSET_ID = "budgetgym-verifiers"
 def uv_on_path(monkeypatch):
     """verifiers prepares its chat harness with ``uv``, installed beside this Python by the extra."""
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    monkeypatch.setenv("BUDGETGYM_TEST_KEY", "local")
+    monkeypatch.setenv("BUDGETGYM_TEST_KEY", API_KEY)
     if shutil.which("uv") is None:
         pytest.skip("uv is not installed (the integrations extra installs it)")
 
 
 def evaluate(probe, tmp_path: Path, **taskset):
     policy = OracleChatPolicy(probe.env_id, probe.task_id, 0, split=probe.split)
-    with ModelServer(policy) as server:
+    with ChatServer(responder=text_responder(policy)) as server:
         config = EvalConfig(
             env={"taskset": {"id": TASKSET_ID, "env_id": probe.env_id, "split": probe.split,
                              "task_ids": [probe.task_id], **taskset}},

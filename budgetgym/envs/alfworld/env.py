@@ -30,36 +30,55 @@ Termination:
     high-level plan (``traj_data["plan"]["high_pddl"]``, less the final no-op), at least 6.
 
 Registered Configurations:
-    ``budgetgym/ALFWorld-v0``. Needs ``pip install alfworld`` (which installs ``textworld[pddl]`` and
-    builds ``fast-downward-textworld``: a C++ compiler, ``cmake`` and ``make``), then
+    ``budgetgym/ALFWorld-v0``. Needs the ``alfworld`` extra, ``pip install 'budgetgym[alfworld]'``
+    (``alfworld`` and ``textworld[pddl]``, which builds ``fast-downward-textworld`` from source: a
+    C++ compiler, ``cmake`` and ``make``; about a minute on 2 cores), then
     ``alfworld-download`` and ``ALFWORLD_DATA`` set to the folder it filled. Without them,
     ``gym.make`` raises ``ALFWorldNotInstalled`` saying which is missing. ``data_dir=`` overrides
     ``ALFWORLD_DATA``.
 
 Notes:
-    The oracle is ALFWorld's planner expert: TextWorld's ``policy_commands``, which the PDDL engine
-    replans (with Fast Downward) from the current state, so it recovers from any detour. Snapshots
-    restore by replay (the PDDL engine's state has no save format).
+    The oracle is ALFWorld's planner expert: the plan TextWorld's PDDL engine makes (with Fast
+    Downward) from the current state, so it recovers from any detour. It is planned only when asked
+    for, once per state: TextWorld's ``policy_commands`` info would replan after every step whoever
+    plays. Snapshots restore by replay (the PDDL engine's state has no save format).
+
+    An env keeps at most ``ENGINES_KEPT`` TextWorld PDDL environments, each with a game loaded, and
+    loads a new game into the least recently used one: every new engine loads a private copy of Fast
+    Downward's 11 MB library that is never unloaded. The engines are shared with the siblings a
+    restore works on and are not copied by pickle or deep copy: an episode that finds its game's
+    engine elsewhere (after a refused restore, in a copy) replays its own commands on it first.
+    Fast Downward's translator sets ``sys.argv``; the env puts it back after each load and reset.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import sys
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar
 
 from gymnasium.error import DependencyNotInstalled
 
 from budgetgym.core import Action, Outcome, Task, TaskSet, TextEnv, ToolCall, full_budget
+from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
 from budgetgym.envs.navigation.tools.command import TOOL as COMMAND
 
 DATA_SUBDIR = "json_2.1.1"
 SPLITS = ("train", "valid_seen", "valid_unseen")
+NOTHING_HAPPENS = "Nothing happens."  # TextWorld's PDDL engine's answer to a command it does not know
 _WELCOME = re.compile(r"^-= Welcome to TextWorld, ALFRED! =-\s*")
-INSTALL = ("pip install alfworld (it builds fast-downward-textworld: needs a C++ compiler, cmake and make), "
+STEP_LIMITS = Limits(seconds=10.0)
+"""The bound on one command in the engine (see ``budgetgym.core.limits``): TextWorld's text
+generation is Python and is interrupted at the deadline; the engine is then rebuilt by replay."""
+INSTALL = ("pip install 'budgetgym[alfworld]' (alfworld and textworld[pddl], which builds fast-downward-textworld: "
+           "a C++ compiler, cmake and make), "
            "then run alfworld-download and set ALFWORLD_DATA to the folder it filled")
 
 
@@ -76,8 +95,8 @@ def _require(data_dir: str | None) -> Path:
         import fast_downward  # noqa: F401
     except ImportError as err:
         raise ALFWorldNotInstalled(
-            "budgetgym/ALFWorld-v0 needs TextWorld's PDDL engine: pip install 'textworld[pddl]' (it builds "
-            f"fast-downward-textworld: a C++ compiler, cmake and make) ({err})") from err
+            "budgetgym/ALFWorld-v0 needs TextWorld's PDDL engine: pip install 'budgetgym[alfworld]' (its "
+            f"textworld[pddl] builds fast-downward-textworld: a C++ compiler, cmake and make) ({err})") from err
     folder = data_dir or os.environ.get("ALFWORLD_DATA")
     if not folder:
         raise ALFWorldNotInstalled(f"budgetgym/ALFWorld-v0 needs ALFWorld's games: {INSTALL}; ALFWORLD_DATA is not set")
@@ -124,6 +143,151 @@ def load_games(root: Path) -> TaskSet:
     return TaskSet(records)
 
 
+ENGINES_KEPT = 8
+"""TextWorld PDDL engines an env keeps, each with a game loaded: a reset to one of those games
+skips loading it (a third of a second); a new game is loaded into the least recently used one."""
+
+
+class _Engine:
+    """One TextWorld PDDL environment (with ALFWorld's wrappers), the game loaded in it, and whose
+    episode it holds, after how many commands."""
+
+    def __init__(self) -> None:
+        self.game: Any = None
+        self.game_file: str | None = None
+        self.owner: object | None = None
+        self.moves = 0
+        self.state: Any = None
+
+    def load(self, game_file: str) -> None:
+        if self.game_file == game_file:
+            return
+        self.owner, self.game_file = None, None
+        with _translating():
+            if self.game is None:
+                import textworld
+                from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
+
+                infos = textworld.EnvInfos(won=True, admissible_commands=True)
+                self.game = textworld.start(game_file, request_infos=infos,
+                                            wrappers=[AlfredDemangler(shuffle=False), AlfredInfos])
+            else:
+                self.game.load(game_file)
+        self.game_file = game_file
+
+    def reset(self, owner: object) -> Any:
+        with _translating():
+            self.state = self.game.reset()
+        self.owner, self.moves = owner, 0
+        return self.state
+
+    def step(self, command: str) -> None:
+        """One command; the game state it gives is ``self.state`` (a bounded call returns nothing big)."""
+        self.state, _, _ = self.game.step(command)
+        self.moves += 1
+
+    def plan(self) -> list[str]:
+        """The planner's commands from the engine's current state (ALFWorld's planner expert)."""
+        pddl = self.game.unwrapped
+        return list(pddl._pddl_state.replan(pddl._entity_infos))
+
+    def close(self) -> None:
+        game, self.game, self.game_file, self.owner = self.game, None, None, None
+        if game is not None:
+            game.close()
+
+
+_idle_engines: list[_Engine] = []
+"""Engines of closed or collected envs, with their games and libraries, for the next env to reuse."""
+
+
+class _Engines:
+    """An env's engines, at most ``ENGINES_KEPT``, by the game loaded in each.
+
+    Each TextWorld PDDL engine loads a private copy of Fast Downward's 11 MB library that is never
+    unloaded, so engines are never thrown away: a new game goes into the env's least recently used
+    engine once it has ``ENGINES_KEPT``, and an env's engines go to the process's idle list when it
+    is closed or collected, where the next env takes them. A process thus holds as many engines as
+    it ever had in use at once, whatever the number of envs made."""
+
+    def __init__(self, kept: int | None = None) -> None:
+        self.kept = ENGINES_KEPT if kept is None else kept
+        self._by_game: OrderedDict[str, _Engine] = OrderedDict()
+
+    def get(self, game_file: str) -> _Engine:
+        engine = self._by_game.get(game_file)
+        if engine is not None:
+            self._by_game.move_to_end(game_file)
+            return engine
+        if len(self._by_game) >= self.kept:
+            _, engine = self._by_game.popitem(last=False)
+        else:
+            idle = [e for e in _idle_engines if e.game_file == game_file] or _idle_engines[-1:]
+            engine = idle[0] if idle else _Engine()
+            if idle:
+                _idle_engines.remove(engine)
+        try:
+            engine.load(game_file)
+        except BaseException:
+            engine.close()  # half loaded: dropped (its library stays loaded, as TextWorld leaves it)
+            raise
+        engine.owner = None  # whoever held it, its state is nobody's episode now
+        self._by_game[game_file] = engine
+        return engine
+
+    def engines(self) -> list[_Engine]:
+        return list(self._by_game.values())
+
+    def release(self) -> None:
+        """Hand every engine to the idle list (an env's close, or its collection)."""
+        _release(self._by_game)
+
+
+def _release(by_game: OrderedDict[str, _Engine]) -> None:
+    while by_game:
+        engine = by_game.popitem()[1]
+        engine.owner = None
+        _idle_engines.append(engine)
+
+
+TRANSLATIONS_KEPT = 64
+"""Games whose PDDL-to-SAS translations are kept (a reset of one of them skips the translator)."""
+_translations: OrderedDict[tuple[str, str, bool], Any] = OrderedDict()
+
+
+@contextlib.contextmanager
+def _translating():
+    """Around TextWorld's loads and resets of a PDDL game, which rebuild its state from the PDDL text:
+
+    * Fast Downward's translator (``fast_downward.pddl2sas``, called twice a reset) is given a
+      memory of its last ``TRANSLATIONS_KEPT`` results: the same domain and problem always translate
+      to the same task, and translating is half of a reset's time;
+    * the translator overwrites ``sys.argv``: the host program gets its own back.
+    """
+    import fast_downward
+
+    translate = fast_downward.pddl2sas
+
+    def remembered(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> Any:
+        key = (domain, problem, bool(optimize))
+        result = _translations.get(key)
+        if result is None:
+            result = _translations[key] = translate(domain, problem, verbose=verbose, optimize=optimize)
+            while len(_translations) > TRANSLATIONS_KEPT:
+                _translations.popitem(last=False)
+        else:
+            _translations.move_to_end(key)
+        return result
+
+    argv = list(sys.argv)
+    fast_downward.pddl2sas = remembered
+    try:
+        yield
+    finally:
+        fast_downward.pddl2sas = translate
+        sys.argv[:] = argv
+
+
 class ALFWorldEnv(TextEnv):
     """ALFWorld's text games (see the module docstring)."""
 
@@ -141,27 +305,69 @@ class ALFWorldEnv(TextEnv):
         super().__init__(split=split, task_ids=task_ids, tasks=tasks if tasks is not None else load_games(root),
                          reward_mode=reward_mode, render_mode=render_mode)
         self.tools = tool_map(COMMAND)
-        self._game: Any = None
-        self._game_file: str | None = None
-        self._state: Any = None
+        self._engines = self._own_engines()  # shared with the siblings a restore rebuilds on
+        self._episode: object | None = None  # this episode's token: an engine holds it when engine.owner is it
+        self._commands: list[str] = []  # the commands this episode sent to the engine
+        self._state: Any = None  # the game state after the last of them
+        self._admissible: frozenset[str] = frozenset()  # its admissible commands
+        self._plan: tuple[object | None, int, list[str]] = (None, 0, [])  # (episode, moves, plan) of the last ask
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep copy: engines (loaded C libraries) are not copied; the copy gets its own
+        and replays the episode's commands on one."""
+        state = self.__dict__.copy()
+        state.update(_engines=None, _state=None, _plan=(None, 0, []))
+        state["_copied_state"] = self._state is not None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        copied = state.pop("_copied_state", False)
+        self.__dict__.update(state)
+        self._engines = self._own_engines()
+        if copied:
+            self._sync()
+
+    def _own_engines(self) -> _Engines:
+        engines = _Engines()
+        weakref.finalize(self, _release, engines._by_game)  # a collected env's engines go idle too
+        return engines
 
     def _load_task(self, task: Task, seed: int) -> str:
-        import textworld
-        from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
-
-        if self._game_file != task["game_file"]:
-            self._close_game()
-            infos = textworld.EnvInfos(won=True, admissible_commands=True, policy_commands=True)
-            self._game = textworld.start(task["game_file"], request_infos=infos,
-                                         wrappers=[AlfredDemangler(shuffle=False), AlfredInfos])
-            self._game_file = task["game_file"]
-        self._state = self._game.reset()
+        self._episode, self._commands = object(), []
+        self._state = self._engines.get(task["game_file"]).reset(self._episode)
+        self._admissible = frozenset(self._state["admissible_commands"])
         return _WELCOME.sub("", self._state.feedback).strip()
 
+    def _sync(self) -> _Engine:
+        """The engine of this episode's game, brought to this episode's state (by replaying its
+        commands) if it holds another episode or another game."""
+        engine = self._engines.get(self.task["game_file"])  # type: ignore[index]
+        if engine.owner is not self._episode or engine.moves != len(self._commands):
+            engine.reset(self._episode)
+            for command in self._commands:
+                engine.step(command)
+            self._state = engine.state
+            self._admissible = frozenset(self._state["admissible_commands"])
+        return engine
+
     def send(self, command: str) -> str:
-        """One command to the game; its feedback (the ``command`` tool's body)."""
-        self._state, _, _ = self._game.step(command.strip())
-        return self._state.feedback.strip() or "Nothing happens."
+        """One command to the game; its feedback (the ``command`` tool's body). A command that is not
+        admissible gets the engine's own answer to it without a trip through the engine, which would
+        leave the state as it is and rebuild every admissible command's text."""
+        command = command.strip()
+        if command not in self._admissible:
+            return NOTHING_HAPPENS
+        engine = self._sync()
+        try:
+            STEP_LIMITS.run(engine.step, command)
+        except LimitExceeded as err:
+            engine.owner = None  # half-stepped: rebuilt by replay
+            self._sync()
+            return f"The game engine failed ({err}); it was rebuilt where it was, and nothing happened."
+        self._commands.append(command)
+        state = self._state = engine.state
+        self._admissible = frozenset(state["admissible_commands"])
+        return state.feedback.strip() or NOTHING_HAPPENS
 
     def _execute(self, action: Action) -> Outcome:
         texts = []
@@ -178,20 +384,24 @@ class ALFWorldEnv(TextEnv):
         return ToolCall("command", {"command": text}) if text and "\n" not in text else None
 
     def _oracle(self) -> Action | None:
-        policy = self._state["policy_commands"] if self._state is not None else None
-        return Action((ToolCall("command", {"command": policy[0]}),)) if policy else None
+        if self._state is None or self._state["won"]:
+            return None
+        episode, moves, plan = self._plan
+        if episode is not self._episode or moves != len(self._commands):
+            plan = self._sync().plan()
+            self._plan = (self._episode, len(self._commands), plan)
+        return Action((ToolCall("command", {"command": plan[0]}),)) if plan else None
 
     def _render_oracle(self, action: Action) -> str:
         return action.calls[0].arguments["command"]
 
+    def state_key(self) -> str:
+        """The game's state: its PDDL facts, sorted."""
+        return "\n".join(sorted(map(str, self._state["_facts"]))) if self._state is not None else ""
+
     def admissible_actions(self) -> list[str] | None:
         return None if self._state is None else list(self._state["admissible_commands"])
 
-    def _close_game(self) -> None:
-        game, self._game, self._game_file = self._game, None, None
-        if game is not None:
-            game.close()
-
     def _teardown(self) -> None:
-        self._close_game()
+        self._engines.release()
         self._state = None

@@ -1,12 +1,17 @@
 """One episode's BFCL services, run and scored with BFCL's own executor and checkers.
 
 Two sets of instances of BFCL's backend classes (``GorillaFileSystem``, ``TradingBot``, ...) are built
-from the task's ``initial_config`` by BFCL's executor, ``execute_multi_turn_func_call``, exactly as
-BFCL's evaluation builds them:
+from the task's ``initial_config`` as BFCL's evaluation builds them:
 
-* the agent's: its validated calls run on them here, as direct method calls with the parsed
-  arguments. BFCL's executor would ``eval`` a call string, and model output is never evaluated; the
-  result is worded exactly as the executor words it (``_as_text``).
+* the agent's: built the way BFCL's executor, ``execute_multi_turn_func_call``, builds an instance
+  (the class from the module BFCL names for it, then ``_load_scenario`` on a deep copy of the task's
+  config for it, unless BFCL lists the class as stateless), without the executor's listing of every
+  method of every instance at every call (``inspect.getmembers``: half the cost of a reset), and with
+  the deep copy made by unpickling the config pickled once per task (JSON data: the same copy, in C,
+  where ``copy.deepcopy`` was most of what remained); a test checks the instances against the
+  executor's on every task. Its validated calls run on them here, as direct method calls with the
+  parsed arguments. BFCL's executor would ``eval`` a call string, and model output is never
+  evaluated; the result is worded exactly as the executor words it (``_as_text``).
 * the reference: at the end of each user turn the executor replays that turn's ground-truth calls on
   it (BFCL's own data, run by BFCL's own code; the first replay builds it), and BFCL's
   ``state_checker`` and ``response_checker`` compare the two (``check_turn``).
@@ -38,12 +43,14 @@ from __future__ import annotations
 import contextlib
 import decimal
 import functools
+import importlib
 import inspect
 import json
+import pickle
 import threading
 from typing import Any, Iterator, Mapping
 
-from budgetgym.core.limits import LimitExceeded, Limits
+from budgetgym.core.limits import LimitExceeded, Limits, measure
 from budgetgym.core.tasks import Task
 from budgetgym.envs.bfcl.upstream import Upstream
 
@@ -63,21 +70,25 @@ Verdict = Mapping[str, Any]  # BFCL's checker result: {"valid": bool, "error_typ
 class Backend:
     """The agent's and the reference's instances of one task's BFCL classes, for one episode."""
 
-    def __init__(self, upstream: Upstream, task: Task, limits: Limits = BFCL_LIMITS) -> None:
+    def __init__(self, upstream: Upstream, task: Task, limits: Limits = BFCL_LIMITS,
+                 configs: dict[str, dict[str, bytes]] | None = None) -> None:
+        """``configs``: a cache of each task's pickled configs by task id, kept by the env across resets."""
         self._upstream = upstream
+        self._configs = configs if configs is not None else {}
         self._limits = limits
         self._task = task
         self._classes = list(task["involved_classes"])
         # BFCL switches its classes to long-context mode by the category name.
         self._long_context = "long_context" in task.split
-        _, self.instances, _ = self._execute([], {})
+        self.instances = self._build()
         # The reference is built by the executor itself on its first run (the first user turn's
         # end), as BFCL's checker builds it: an episode that ends earlier never pays for it.
         self.reference: dict[str, Any] = {}
         self._reference_entries: dict[str, Any] = {}
         self._owners = _method_owners(self.instances, self._classes)
         # Only MathAPI changes the process-wide precisions: its calls alone need the local context.
-        self._precise = frozenset(name for name, owner in self._owners.items() if type(owner).__name__ == "MathAPI")
+        math = self.instances.get("MathAPI")
+        self._precise = frozenset(name for name, owner in self._owners.items() if owner is math) if math else frozenset()
         #: Every result of the agent's calls so far, all turns (BFCL's response check reads them all).
         self.results: list[str] = []
         # The agent's calls that ran (to their end, or to an error of their own): replayed on fresh
@@ -93,9 +104,13 @@ class Backend:
             try:
                 precision = _local_precision(self._upstream) if name in self._precise else contextlib.nullcontext()
                 with precision:
-                    result = self._limits.run(getattr(owner, name), **arguments)
-                    self._limits.check_size(owner, f"the {type(owner).__name__} state",
-                                            size=_state_size(owner, self._limits.max_size))
+                    limits = self._limits
+                    result = limits.run(getattr(owner, name), **arguments)
+                    size = _state_size(owner, limits.max_size)
+                    if size is None:
+                        size = measure(owner, limits.max_size)
+                    if size > limits.max_size:
+                        limits.check_size(owner, f"the {type(owner).__name__} state", size=size)
                     text = _as_text(result)
             finally:
                 self._calls.append((name, dict(arguments)))
@@ -111,7 +126,7 @@ class Backend:
     def _rebuild(self) -> None:
         """Fresh agent instances with the agent's earlier calls replayed: the state before the call
         that went past a limit."""
-        _, self.instances, _ = self._execute([], {})
+        self.instances = self._build()
         self._owners = _method_owners(self.instances, self._classes)
         for name, arguments in self._calls:
             try:
@@ -143,6 +158,24 @@ class Backend:
             return {"valid": False, "error_type": "budgetgym:limit", "error_message": f"BFCL's check: {err}"}
         return verdict
 
+    def _build(self) -> dict[str, Any]:
+        """Fresh instances of the task's classes, built as BFCL's executor builds them."""
+        upstream, task = self._upstream, self._task
+        pickled = self._configs.get(task.id)
+        if pickled is None:
+            config = task["initial_config"]
+            pickled = self._configs[task.id] = {name: pickle.dumps(config.get(name, {}), pickle.HIGHEST_PROTOCOL)
+                                                for name in self._classes if name not in upstream.stateless_classes}
+        precision = _local_precision(upstream) if "MathAPI" in self._classes else contextlib.nullcontext()
+        instances = {}
+        with precision:
+            for name in self._classes:
+                instance = _backend_class(upstream, name)()
+                if name in pickled:
+                    instance._load_scenario(pickle.loads(pickled[name]), long_context=self._long_context)
+                instances[name] = instance
+        return instances
+
     def _execute(self, calls: list[str], entries: dict[str, Any]) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
         """Run BFCL's executor on ``calls`` with ``entries`` in its instance table, and empty it again.
 
@@ -163,6 +196,10 @@ class Backend:
         return results, instances, entries
 
 
+def _backend_class(upstream: Upstream, name: str) -> type:
+    return getattr(importlib.import_module(upstream.class_modules[name]), name)
+
+
 def _state_size(instance: Any, limit: int) -> int | None:
     """A file system's weight counted by paths (aliased folders once per path, a cycle without end),
     stopping past ``limit``; None for other classes (their pickle is measured)."""
@@ -172,10 +209,15 @@ def _state_size(instance: Any, limit: int) -> int | None:
     size, stack = 0, [root]
     while stack and size <= limit:
         entry = stack.pop()
-        size += _PATH_WEIGHT + len(getattr(entry, "name", "")) + len(getattr(entry, "content", "") or "")
-        contents = getattr(entry, "contents", None)
+        # BFCL's File and Directory keep their fields in their __dict__: one lookup, then dict reads.
+        fields = getattr(entry, "__dict__", None)
+        if fields is None:
+            size += _PATH_WEIGHT
+            continue
+        contents = fields.get("contents")
+        size += _PATH_WEIGHT + len(fields.get("name") or "") + len(fields.get("content") or "")
         if isinstance(contents, dict):
-            stack.extend(contents.values())
+            stack += contents.values()
     return size
 
 

@@ -162,19 +162,20 @@ class BFCLEnv(TextEnv):
         # The same, parsed: only when the oracle is asked (parsing is most of a step's cost, and an
         # agent under evaluation never needs it). Per (task, user turn), kept across resets.
         self._ground_truth_parsed: dict[tuple[str, int], list[tuple[ToolCall, ...] | None]] = {}
-        self._tool_cache: dict[tuple[str, int], Mapping[str, Tool]] = {}
+        self._tool_cache: dict[tuple[str, frozenset[str]], Mapping[str, Tool]] = {}
         self._messages: dict[tuple[str, int], str] = {}  # each user turn's text, by task and turn
         self._turn_steps: list[tuple[ToolCall, ...]] = []  # the calls of each call step of this user turn
         self._ground_truth_done = 0  # how many ground-truth steps the first _steps_matched steps ran, in order
         self._steps_matched = 0
         self._passed = 0
         self.limits = limits
+        self._configs: dict[str, dict[str, bytes]] = {}  # each task's pickled configs, for the backend's copies
 
     # ------------------------------------------------------------------ TextEnv's part
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
-        self._backend = Backend(self._upstream, task, self.limits)
+        self._backend = Backend(self._upstream, task, self.limits, self._configs)
         self._passed = 0
         self._start_user_turn(0)
         return self._user_message(0)
@@ -262,20 +263,19 @@ class BFCLEnv(TextEnv):
     # ------------------------------------------------------------------ tools and ground truth
 
     def _tools_at(self, index: int) -> Mapping[str, Tool]:
-        """The tools of user turn ``index``: the classes' docs, less functions held back until later
-        (one mapping per task and turn, kept across resets)."""
+        """The tools of user turn ``index``: the classes' docs, less functions held back until later.
+        One mapping per task and set of functions held back, kept across resets: the turns of a task
+        that hold back the same functions share it, so the step that starts such a turn compares the
+        tools by identity alone (they are equal, and no new list is sent)."""
         task = self.task
-        key = (task.id, index)  # type: ignore[union-attr]
+        held_back = frozenset(name for turn, names in task["missed_function"].items()  # type: ignore[index]
+                              if int(turn) > index for name in names)
+        key = (task.id, held_back)  # type: ignore[union-attr]
         tools = self._tool_cache.get(key)
         if tools is None:
-            tools = self._tool_cache[key] = self._build_tools_at(task, index)  # type: ignore[arg-type]
+            tools = self._tool_cache[key] = {tool.name: tool for cls in task["involved_classes"]  # type: ignore[index]
+                                             for tool in class_tools(cls) if tool.name not in held_back}
         return tools
-
-    @staticmethod
-    def _build_tools_at(task: Task, index: int) -> Mapping[str, Tool]:
-        held_back = {name for turn, names in task["missed_function"].items() if int(turn) > index for name in names}
-        return {tool.name: tool for cls in task["involved_classes"] for tool in class_tools(cls)
-                if tool.name not in held_back}
 
     @staticmethod
     def _missed_tools(task: Task, index: int) -> list[Tool]:

@@ -33,6 +33,8 @@ class Upstream:
     data_dir: Path
     version_prefix: str
     func_doc_files: Mapping[str, str]
+    class_modules: Mapping[str, str]  # class name -> the module BFCL's executor imports it from
+    stateless_classes: frozenset[str]  # the classes the executor builds without a scenario
     type_mapping: Mapping[str, str]
     new_functions_prompt: str
     execute_multi_turn_func_call: Callable[..., tuple[list[str], dict[str, Any]]]
@@ -65,6 +67,8 @@ def load_upstream() -> Upstream:
         data_dir=Path(str(importlib.resources.files("bfcl_eval") / "data")),
         version_prefix=category_mapping.VERSION_PREFIX,
         func_doc_files=MappingProxyType(dict(executable_backend_config.MULTI_TURN_FUNC_DOC_FILE_MAPPING)),
+        class_modules=MappingProxyType(dict(executable_backend_config.CLASS_FILE_PATH_MAPPING)),
+        stateless_classes=frozenset(executable_backend_config.STATELESS_CLASSES),
         type_mapping=MappingProxyType(dict(GORILLA_TO_OPENAPI)),
         new_functions_prompt=default_prompts.DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC,
         execute_multi_turn_func_call=multi_turn_utils.execute_multi_turn_func_call,

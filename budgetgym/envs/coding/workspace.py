@@ -1,8 +1,10 @@
 """One episode's repository: the sandbox, the task's tests and what the agent has done so far.
 
-The tools call into this object. It keeps a mirror of the workspace's files after every action
-(read back from the sandbox), which the snapshot's fast path, the oracle and ``search`` use, and
-the facts the oracle's plan needs (searched, viewed, tests run since the last change).
+The tools call into this object. :class:`SandboxWorkspace` is their file access with its path
+checks, shared with SWEBench-v0's workspace; :class:`Workspace` is Coding-v0's episode on top of it.
+Coding-v0's keeps a mirror of the workspace's files after every action (read back from the
+sandbox), which the snapshot's fast path, the oracle and ``search`` use, and the facts the oracle's
+plan needs (searched, viewed, tests run since the last change).
 
 Grading never trusts the workspace's tests: a fresh copy of the library's original test files
 (and of pytest's configuration files) is laid over the agent's source files in a separate,
@@ -35,40 +37,33 @@ def normalise(text: str) -> str:
     return _ADDRESS.sub(" at 0x?", _DURATION.sub(r"\1", text))
 
 
-class Workspace:
-    def __init__(self, sandbox: Sandbox, task: Mapping[str, Any], initial: Mapping[str, bytes],
-                 original: Mapping[str, bytes], output_limit: int) -> None:
-        self.sandbox = sandbox
-        self.task = task
-        self.initial = dict(initial)      # the repository the episode starts with (bug in)
-        self.original = dict(original)    # the library as shipped (bug out): the oracle's target
-        self.output_limit = output_limit
-        self.files: dict[str, bytes] = dict(initial)
-        self.searched = self.viewed = self.tested = False
-        self.verdict: tuple[bool, str] | None = None  # set by submit: (solved, report)
-        self._last_run: tuple[dict[str, bytes], dict[str, str]] | None = None
-        self.measured = 0.0  # the progress the last test run measured (kept in the state)
-        self.progress: float | None = None            # set by run_tests
+class SandboxWorkspace:
+    """The file tools' view of a sandbox's workspace, for every env that plays in one (Coding-v0,
+    SWEBench-v0): each path is checked before the sandbox sees it (no escape from the workspace:
+    :func:`relative_path`), then by the sandbox itself (symlinks resolved inside the workspace, the
+    file size limit, folders refused), and every refusal is a :class:`ToolError` for the agent.
+    A successful write calls :meth:`_written`, where a subclass keeps its own view current."""
 
-    # ------------------------------------------------------------------ files, for the tools
+    def __init__(self, sandbox: Sandbox, output_limit: int) -> None:
+        self.sandbox = sandbox
+        self.output_limit = output_limit
+        self.verdict: tuple[bool, str] | None = None  # set by submit: (solved, report)
+        self.progress: float | None = None            # set by a tool that measures progress
 
     def _rel(self, path: str) -> str:
         try:
-            return relative_path(path)
+            return relative_path(path, self.sandbox.workdir)
         except SandboxPathError as err:
             raise ToolError(str(err)) from None
 
     def read_text(self, path: str) -> str:
         self._rel(path)
         try:
-            text = self.sandbox.read_text(path)
+            return self.sandbox.read_text(path)
         except FileNotFoundError:
             raise ToolError(f"{path}: no such file") from None
         except SandboxPathError as err:
             raise ToolError(str(err)) from None
-        if self._rel(path) == self.task["bug"]["path"]:
-            self.viewed = True
-        return text
 
     def exists(self, path: str) -> bool:
         self._rel(path)
@@ -88,6 +83,36 @@ class Workspace:
             self.sandbox.write_bytes(path, text.encode("utf-8"))
         except SandboxPathError as err:
             raise ToolError(str(err)) from None
+        self._written()
+
+    def _written(self) -> None:
+        """What follows a successful write (the subclass's own bookkeeping)."""
+        raise NotImplementedError
+
+
+class Workspace(SandboxWorkspace):
+    """Coding-v0's episode: the workspace with its mirror, the oracle's facts and the grading."""
+
+    def __init__(self, sandbox: Sandbox, task: Mapping[str, Any], initial: Mapping[str, bytes],
+                 original: Mapping[str, bytes], output_limit: int) -> None:
+        super().__init__(sandbox, output_limit)
+        self.task = task
+        self.initial = dict(initial)      # the repository the episode starts with (bug in)
+        self.original = dict(original)    # the library as shipped (bug out): the oracle's target
+        self.files: dict[str, bytes] = dict(initial)
+        self.searched = self.viewed = self.tested = False
+        self._last_run: tuple[dict[str, bytes], dict[str, str]] | None = None
+        self.measured = 0.0  # the progress the last test run measured (kept in the state)
+
+    # ------------------------------------------------------------------ files, for the tools
+
+    def read_text(self, path: str) -> str:
+        text = super().read_text(path)
+        if self._rel(path) == self.task["bug"]["path"]:
+            self.viewed = True
+        return text
+
+    def _written(self) -> None:
         self.sync()
 
     def search(self, query: str, path: str, limit: int) -> list[tuple[str, int, str]]:

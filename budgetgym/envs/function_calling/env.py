@@ -77,12 +77,24 @@ from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
-from budgetgym.envs.function_calling.scoring import turn_problem
+from budgetgym.envs.function_calling.scoring import TurnCheck
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
-# One encoder for every tool result (json.dumps with an option builds an encoder per call).
+# One encoder for every tool result: the C encoder itself, built once (``json.dumps`` with an option,
+# and ``JSONEncoder.encode`` too, build one per call), the arguments ``JSONEncoder.iterencode`` gives
+# it, but no check for circular containers: a tool result is a tree of JSON values read from the
+# state (a cycle would raise out of step with the check or without it: ValueError or RecursionError).
 _RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+if getattr(json.encoder, "c_make_encoder", None) is not None:
+    _C_ENCODER = json.encoder.c_make_encoder(
+        None, _RESULT_ENCODER.default, json.encoder.encode_basestring, None,
+        _RESULT_ENCODER.key_separator, _RESULT_ENCODER.item_separator, False, False, True)
+
+    def _encode(result: Any) -> str:
+        return "".join(_C_ENCODER(result, 0))
+else:  # pragma: no cover - CPython has the C encoder
+    _encode = _RESULT_ENCODER.encode
 
 
 def _hashable(value: Any) -> Any:
@@ -136,6 +148,7 @@ class FunctionCallingEnv(TextEnv):
         self._keyed = 0
         self._lookup_keys: dict[tuple[str, int], list[tuple[Any, Mapping[str, Any]]]] = {}  # per task and turn
         self._tool_sets: dict[str, dict[str, Tool]] = {}
+        self._turn_checks: dict[tuple[str, int], TurnCheck] = {}  # each user turn's answer check, read once
         self._initial_states: dict[str, bytes] = {}
 
     # ------------------------------------------------------------------ TextEnv hooks
@@ -176,7 +189,7 @@ class FunctionCallingEnv(TextEnv):
             except ToolError as err:
                 result = {"error": str(err)}
             self._turn_calls.append([call.name, call.arguments])
-            results.append(_RESULT_ENCODER.encode(result))
+            results.append(_encode(result))
         return Outcome("\n".join(results))
 
     def _oracle(self) -> Action | None:
@@ -281,7 +294,11 @@ class FunctionCallingEnv(TextEnv):
     def _answer(self, message: str) -> Outcome:
         turns = self.task["turns"]  # type: ignore[index]
         turn = turns[self._user_turn]
-        problem = turn_problem(self._domain, self._backend.state, turn, message)  # type: ignore[arg-type]
+        key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
+        check = self._turn_checks.get(key)
+        if check is None:
+            check = self._turn_checks[key] = TurnCheck(turn)
+        problem = check.problem(self._domain, self._backend.state, message)  # type: ignore[arg-type]
         if problem is not None:
             return Outcome(f"User: {problem} My request was: {turn['request']}")
         self._user_turn += 1

@@ -157,23 +157,66 @@ def answer_problem(turn: Mapping[str, Any], message: str) -> str | None:
     was done, or that there is no answer when there is one, contradicts itself (a clarifying question,
     ``clarify``, may say "I can't tell which one you mean"). Then no distractor may be stated, nor
     more distinct values than the turn's cap, and every fact must be."""
-    facts = turn.get("facts", ())
-    if turn.get("decline"):
-        if not declines(message):
-            return NOT_DECLINED
-    elif (turn.get("changes") or (facts and not turn.get("clarify"))) and refuses(message):
-        return REFUSED_DONE if turn.get("changes") else REFUSED_ANSWERABLE
-    if any(has_fact(message, distractor) for distractor in turn.get("distractors", ())):
-        return DISTRACTED
-    if facts and len(stated_values(message)) > value_cap(turn):
-        return TOO_MUCH
-    if not all(has_fact(message, fact) for fact in facts):
-        return MISSING
-    return None
+    return TurnCheck(turn).answer_problem(message)
 
 
 def turn_problem(domain: Domain, state: Mapping[str, Any], turn: Mapping[str, Any], message: str) -> str | None:
     """What the user finds wrong with the answer to ``turn``, or None when the turn is done."""
-    if domain.project(state) != turn["expected"]:
-        return STATE_CHANGED_ON_DECLINE if turn.get("decline") else STATE_WRONG
-    return answer_problem(turn, message)
+    return TurnCheck(turn).problem(domain, state, message)
+
+
+def _matcher(fact: str | list[str]) -> tuple[frozenset[float], tuple[tuple[str, re.Pattern[str]], ...]]:
+    """A fact's alternatives read once: the numeric ones as values, the others as (casefolded text, pattern)."""
+    alternatives = fact if isinstance(fact, list) else [fact]
+    numbers = frozenset(float(a) for a in alternatives if _NUMERIC_FACT.fullmatch(a))
+    words = tuple((a.casefold(), _word_pattern(a)) for a in alternatives if not _NUMERIC_FACT.fullmatch(a))
+    return numbers, words
+
+
+class TurnCheck:
+    """The check of one user turn (:func:`turn_problem`, :func:`answer_problem`), with the turn read
+    once: its facts and distractors as values and patterns, its flags and its cap. The env keeps one
+    per task and user turn; the verdicts are those of the functions above, which build one per call."""
+
+    __slots__ = ("expected", "decline", "no_refusal", "refused", "distractors", "facts", "cap")
+
+    def __init__(self, turn: Mapping[str, Any]) -> None:
+        facts = turn.get("facts", ())
+        self.expected = turn.get("expected")  # None where only the answer is checked
+        self.decline = bool(turn.get("decline"))
+        self.no_refusal = not self.decline and bool(turn.get("changes") or (facts and not turn.get("clarify")))
+        self.refused = REFUSED_DONE if turn.get("changes") else REFUSED_ANSWERABLE
+        self.distractors = tuple(_matcher(d) for d in turn.get("distractors", ()))
+        self.facts = tuple(_matcher(f) for f in facts)
+        self.cap = value_cap(turn)
+
+    def problem(self, domain: Domain, state: Mapping[str, Any], message: str) -> str | None:
+        """What the user finds wrong with ``message`` as the answer in ``state``, or None."""
+        if domain.project(state) != self.expected:
+            return STATE_CHANGED_ON_DECLINE if self.decline else STATE_WRONG
+        return self.answer_problem(message)
+
+    def answer_problem(self, message: str) -> str | None:
+        if self.decline:
+            if not declines(message):
+                return NOT_DECLINED
+        elif self.no_refusal and refuses(message):
+            return self.refused
+        if any(_states(message, d) for d in self.distractors):
+            return DISTRACTED
+        if self.facts and len(stated_values(message)) > self.cap:
+            return TOO_MUCH
+        if not all(_states(message, f) for f in self.facts):
+            return MISSING
+        return None
+
+
+def _states(message: str, matcher: tuple[frozenset[float], tuple[tuple[str, re.Pattern[str]], ...]]) -> bool:
+    """``has_fact`` on a prepared fact."""
+    numbers, words = matcher
+    if numbers and not numbers.isdisjoint(numbers_in(message)):
+        return True
+    if words:
+        folded = _folded(message)
+        return any(word in folded and pattern.search(message) for word, pattern in words)
+    return False

@@ -11,7 +11,10 @@ Shipped per game, in ``budgetgym/assets/navigation/games/``:
 * ``<id>.z8.gz``: the compiled Z-machine story, gzipped (a story is ~390 KB, ~140 KB gzipped);
   the env unpacks it once per process into a temporary folder;
 * ``<id>.json``: TextWorld's game record (world, quests, grammar, knowledge base), which TextWorld's
-  state tracking needs for admissible commands, scores and the winning policy.
+  state tracking needs for admissible commands, scores and the winning policy. TextWorld writes
+  into it the folder its grammar files are installed in, a path of the machine that built the game;
+  the shipped record names TextWorld's own folder instead (``GRAMMARS_PATH``), so a rebuild on any
+  machine gives the same bytes.
 
 The Inform 7 source and TextWorld's other side files are not needed to play and are not shipped.
 ``tasks.jsonl`` gets one record a game, with the full budget from the oracle's turn count (the
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import shutil
 import sys
 import tempfile
@@ -33,6 +37,9 @@ from budgetgym.core.tasks import ASSETS
 
 GAMES_DIR = ASSETS / "navigation" / "games"
 TASKS_PATH = ASSETS / "navigation" / "tasks.jsonl"
+#: ``KB.text_grammars_path`` in the shipped records: the grammar folder inside the textworld package,
+#: wherever it is installed. Only generating a game reads the grammars; playing one never does.
+GRAMMARS_PATH = "<textworld>/generator/data/text_grammars"
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,14 @@ def _options(tier: Tier, seed: int, path: Path):
     return options
 
 
+def neutral_record(text: str) -> str:
+    """TextWorld's game record (the JSON ``Game.save`` writes) with ``GRAMMARS_PATH`` for the grammar
+    folder; every other byte stays as TextWorld wrote it."""
+    data = json.loads(text)
+    data["KB"]["text_grammars_path"] = GRAMMARS_PATH
+    return json.dumps(data)
+
+
 def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAMES_DIR) -> dict | None:
     """Generate, compile and ship one game into ``out``; return its draft task record (None if the
     seed gives no quest of the tier's length)."""
@@ -97,7 +112,8 @@ def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAM
     out.mkdir(parents=True, exist_ok=True)
     with open(story, "rb") as src, gzip.GzipFile(out / f"{gid}.z8.gz", "wb", mtime=0) as dst:
         shutil.copyfileobj(src, dst)
-    shutil.copyfile(story.with_suffix(".json"), out / f"{gid}.json")
+    (out / f"{gid}.json").write_text(neutral_record(story.with_suffix(".json").read_text(encoding="utf-8")),
+                                     encoding="utf-8")
     return {
         "id": gid,
         "split": "test" if index % TEST_EVERY == TEST_EVERY - 1 else "train",

@@ -97,6 +97,8 @@ class Sandbox(abc.ABC):
     """One episode's isolated workspace and the means to run commands in it."""
 
     backend: str = ""
+    #: The workspace's absolute path inside the sandbox (a backend may place it elsewhere).
+    workdir: str = WORKDIR
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()

@@ -45,10 +45,10 @@ import time
 from typing import Any, Mapping
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall, ToolError, tool_map
-from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxPathError
-from budgetgym.envs.coding.sandbox.base import relative_path
-from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
+from budgetgym.envs.coding.sandbox import Limits, SandboxDied
 from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
+from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
+from budgetgym.envs.coding.workspace import SandboxWorkspace
 
 TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
 INSTALL = "SWEBench-v0 needs the swebench package: pip install 'budgetgym[swebench]'"
@@ -69,45 +69,15 @@ def _swebench():
     return make_test_spec, get_eval_report
 
 
-class RepoWorkspace:
+class RepoWorkspace(SandboxWorkspace):
     """The tools' view of an instance's container (no mirror: SWE-bench repositories are large)."""
 
     def __init__(self, sandbox, instance: Mapping[str, Any], output_limit: int) -> None:
-        self.sandbox, self.instance, self.output_limit = sandbox, instance, output_limit
-        self.verdict: tuple[bool, str] | None = None
-        self.progress = None
+        super().__init__(sandbox, output_limit)
+        self.instance = instance
         self.gold_applied = False
 
-    def _rel(self, path: str) -> str:
-        try:
-            return relative_path(path, self.sandbox.workdir)
-        except SandboxPathError as err:
-            raise ToolError(str(err)) from None
-
-    def read_text(self, path: str) -> str:
-        self._rel(path)
-        try:
-            return self.sandbox.read_text(path)
-        except FileNotFoundError:
-            raise ToolError(f"{path}: no such file") from None
-        except SandboxPathError as err:
-            raise ToolError(str(err)) from None
-
-    def exists(self, path: str) -> bool:
-        try:
-            self.read_text(path)
-        except ToolError as err:
-            if "no such file" in str(err):
-                return False
-            raise
-        return True
-
-    def write_text(self, path: str, text: str) -> None:
-        self._rel(path)
-        try:
-            self.sandbox.write_bytes(path, text.encode("utf-8"))
-        except SandboxPathError as err:
-            raise ToolError(str(err)) from None
+    def _written(self) -> None:
         self.gold_applied = False
 
     def search(self, query: str, path: str, limit: int) -> list[tuple[str, int, str]]:

@@ -1,6 +1,6 @@
 """The coding tools, one a file, each with its JSON Schema beside its code. Every tool function
-takes the episode's :class:`budgetgym.envs.coding.workspace.Workspace` and returns the observation
-text; a :class:`budgetgym.core.ToolError` is a refused call that changed nothing."""
+takes the episode's workspace (a :class:`budgetgym.envs.coding.workspace.SandboxWorkspace`: Coding-v0's
+``Workspace`` or SWEBench-v0's ``RepoWorkspace``) and returns the observation text; a :class:`budgetgym.core.ToolError` is a refused call that changed nothing."""
 
 from budgetgym.core import tool_map
 from budgetgym.envs.coding.tools.create_file import TOOL as CREATE_FILE

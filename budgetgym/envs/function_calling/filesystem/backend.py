@@ -70,19 +70,22 @@ def under(path: str, folder: str) -> bool:
     return path.startswith(folder if folder == "/" else folder + "/") and path != folder
 
 
-_LINES: dict[str, tuple[str, ...]] = {}  # text -> its lines: scoring projects every file at every answer
+_LINES: dict[str, list[str]] = {}  # text -> its lines: scoring projects every file at every answer
 
 
 def lines(text: str) -> list[str]:
     """A file's text as it matters: its non-blank lines without trailing spaces (an appended line
-    with or without a final newline, or after a blank line, is the same file to the user)."""
+    with or without a final newline, or after a blank line, is the same file to the user).
+
+    The list is shared by every call with the same text (scoring projects every file at every
+    answer): read it, never change it."""
     found = _LINES.get(text)
     if found is None:
         if len(_LINES) >= 8192:
             _LINES.clear()
         # A line is blank exactly when its rstrip is empty: one pass, in C.
-        found = _LINES[text] = tuple(filter(None, map(str.rstrip, text.splitlines())))
-    return list(found)
+        found = _LINES[text] = list(filter(None, map(str.rstrip, text.splitlines())))
+    return found
 
 
 def text_of(lines_: list[str]) -> str:
@@ -91,5 +94,6 @@ def text_of(lines_: list[str]) -> str:
 
 
 def project(state: Mapping[str, Any]) -> dict[str, Any]:
-    """What matters: the folders, and the files with their lines (not the current directory)."""
+    """What matters: the folders, and the files with their lines (not the current directory). The
+    projection shares the state's folder list and the cached line lists: read it, or copy it."""
     return {"dirs": state["dirs"], "files": {path: lines(text) for path, text in state["files"].items()}}

@@ -1,7 +1,12 @@
-"""A real HTTP server on 127.0.0.1 that speaks the chat-completions protocol, for the agent tests.
+"""A real HTTP server on 127.0.0.1 that speaks the chat-completions protocol, for every test that
+needs a served model (the agent and CLI tests, the trainer adapters' tests).
 
 Replies are scripted: a queue of ``(status, body)`` pairs, or a ``responder(request) -> body``
-used when the queue is empty. It checks the path, the API key and the model as a server would.
+used when the queue is empty (``text_responder`` makes one from a function of the messages that
+returns the assistant's text). It checks the path, the API key and the model as a server would,
+and answers a request with ``"stream": true`` in server-sent events (the chunks of the reply, a
+last chunk with the usage, then ``[DONE]``), as OpenAI-compatible servers do; errors are plain
+JSON either way.
 
 ``llama=True`` makes it behave as llama-cpp-python's server does (checked against a real one): a
 message whose ``content`` is ``null`` without tool calls, or an assistant message with ``null``
@@ -45,6 +50,29 @@ def llama_validation_error(index: int) -> dict[str, Any]:
                                  "content\n  Input should be a valid string [type=string_type, input_value=None, "
                                  "input_type=NoneType]",
                       "type": "internal_server_error", "param": None, "code": None}}
+
+
+def text_responder(reply: Callable[[list[dict[str, Any]]], str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A responder whose "model" is ``reply(messages) -> the assistant's text``."""
+    return lambda request: completion(reply(request["messages"]))
+
+
+def chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A chat.completion body as the chunks a streaming server sends: the message as one delta
+    (tool calls numbered by ``index``), the finish reason, then the usage with no choices."""
+    base = {key: body[key] for key in ("id", "created", "model") if key in body}
+    base["object"] = "chat.completion.chunk"
+    found = []
+    for choice in body["choices"]:
+        message = choice["message"]
+        delta = {"role": message.get("role", "assistant"), "content": message.get("content")}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+        found.append({**base, "choices": [{"index": choice["index"], "delta": delta, "finish_reason": None}]})
+        found.append({**base, "choices": [{"index": choice["index"], "delta": {},
+                                           "finish_reason": choice["finish_reason"]}]})
+    found.append({**base, "choices": [], "usage": body.get("usage")})
+    return found
 
 
 def counter_solver(request: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +159,20 @@ class ChatServer:
                 request = json.loads(body)
                 if request.get("model") != MODEL:
                     return self._send(404, error(f"The model `{request.get('model')}` does not exist."))
-                self._send(*server._next(request))
+                status, reply = server._next(request)
+                if request.get("stream") and status == 200 and isinstance(reply, dict) and "choices" in reply:
+                    return self._stream(chunks(reply))
+                self._send(status, reply)
+
+            def _stream(self, events: list[dict[str, Any]]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                data = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
+                try:
+                    self.wfile.write(data.encode())
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def _send(self, status: int, body: Any) -> None:
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
