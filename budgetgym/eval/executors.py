@@ -427,7 +427,7 @@ class RayExecutor(Executor):
     Jobs go out in the same time-sized chunks as :class:`ProcessExecutor`'s.
 
     What it costs (benchmarks/bench_eval.py, 2 cores): a local cluster starts in 6.5-9 s (a process
-    pool forks in 0.02-0.09 s); an empty task's round trip is 2-5 ms (a pool's 0.15-0.3 ms), which
+    pool forks in 0.01-0.09 s); an empty task's round trip is 2-5 ms (a pool's 0.15-0.3 ms), which
     chunks of about 0.2 s of work make a small share; its idle daemons keep using some CPU. On one
     machine it runs a sweep about as fast as a process pool (0.8-1.04x in two runs), so it pays
     only when a sweep needs more cores than one machine has (a cluster, ``address``) or Ray's
