@@ -127,7 +127,7 @@ def _reveal_list(text: str) -> list[str]:
 
 
 def _tasks(text: str | None) -> Any:
-    """A split name or a task id, a count (the first n tasks), or comma-separated task ids."""
+    """A split name or a task id, a count (the first n tasks of the default), or comma-separated task ids."""
     if text is None:
         return None
     if text.isdigit():
@@ -448,8 +448,8 @@ def add_commands(subparsers: Any) -> None:
                           help="reveal modes, comma-separated: none (the agent is not told T; one run serves every "
                                "T), total, remaining")
     evaluate.add_argument("--tasks", default=None,
-                          help="a split (test, train, ...), all, a count (the first n), or task ids a,b,c "
-                               "(default: the test split where the env has one)")
+                          help="a split (test, train, ...), all, a count (the first n of the default; more than it "
+                               "holds is refused), or task ids a,b,c (default: the test split where the env has one)")
     evaluate.add_argument("--no-shortcut", action="store_true", help="under reveal=none, run every T separately")
     evaluate.add_argument("--out", default="runs/eval", help="folder for episodes.jsonl and the report")
     _add_run_options(evaluate)
@@ -486,7 +486,7 @@ def add_commands(subparsers: Any) -> None:
     exploits = probes.add_parser("exploits", help="exploit agents' Pass@1 beside the oracle's and random's",
                                  description=cmd_probe_exploits.__doc__, formatter_class=Formatter)
     exploits.add_argument("--env", action="append", default=None, help="an env id (repeatable; default: every id)")
-    exploits.add_argument("--tasks", default=None, help="a split, a count (the first n tasks), or task ids a,b,c")
+    exploits.add_argument("--tasks", default=None, help="a split, a count (the first n tasks of the default), or task ids a,b,c")
     exploits.add_argument("--sample", type=int, default=None, help="a seeded sample of that many of those tasks")
     exploits.add_argument("--attempts", type=int, default=1, help="episodes per task and agent")
     exploits.add_argument("--threshold", type=float, default=0.05, help="largest allowed excess over random")
