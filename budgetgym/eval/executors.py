@@ -36,6 +36,7 @@ import time
 import uuid
 import warnings
 import weakref
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -181,15 +182,16 @@ class Chunker:
             self.seconds_per_job = (total + seconds) / (count + jobs)
 
 
-class Executor:
+class Executor(ABC):
     """What every executor offers: ``map_chunks`` yields the records of the jobs in the batches
     they arrive in (one record at a time serially, a chunk's records together from a pool), so a
     caller that saves them can save each batch in one write; ``map`` yields them one by one."""
 
     name = "executor"
 
+    @abstractmethod
     def map_chunks(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[list[Record]]:
-        raise NotImplementedError
+        """The records of ``jobs``, run by ``work`` on workers made from ``setup``, batch by batch."""
 
     def map(self, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterator[Record]:
         for records in self.map_chunks(work, setup, jobs):

@@ -18,6 +18,7 @@ since the last change, that run is the grading run and is not repeated.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
 from budgetgym.core import ToolError
@@ -37,7 +38,7 @@ def normalise(text: str) -> str:
     return _ADDRESS.sub(" at 0x?", _DURATION.sub(r"\1", text))
 
 
-class SandboxWorkspace:
+class SandboxWorkspace(ABC):
     """The file tools' view of a sandbox's workspace, for every env that plays in one (Coding-v0,
     SWEBench-v0): each path is checked before the sandbox sees it (no escape from the workspace:
     :func:`relative_path`), then by the sandbox itself (symlinks resolved inside the workspace, the
@@ -85,9 +86,9 @@ class SandboxWorkspace:
             raise ToolError(str(err)) from None
         self._written()
 
+    @abstractmethod
     def _written(self) -> None:
         """What follows a successful write (the subclass's own bookkeeping)."""
-        raise NotImplementedError
 
 
 class Workspace(SandboxWorkspace):
