@@ -1,7 +1,9 @@
-"""ALFWorld-v0: the missing-requirement message, and play on a small ALFWorld-format game the tests
+"""ALFWorld-v0: the missing-requirement message, and play on small ALFWorld-format games the tests
 write from the domain and grammar files the ``alfworld`` wheel ships (``tests/alfworld_data.py``)."""
 
 from __future__ import annotations
+
+import sys
 
 import gymnasium as gym
 import pytest
@@ -131,7 +133,7 @@ def test_engines_are_reused_across_games_and_a_refused_restore_leaves_the_episod
 
 
 def test_the_host_programs_argv_survives_loading_games(alfworld_env):
-    argv = list(__import__("sys").argv)
+    argv = list(sys.argv)
     for game in GAMES:
         alfworld_env.reset(options={"task_id": game.folder})
-    assert __import__("sys").argv == argv
+    assert sys.argv == argv

@@ -162,7 +162,7 @@ class _Engine:
     def load(self, game_file: str) -> None:
         if self.game_file == game_file:
             return
-        self.owner, self.game_file = None, None
+        self.game_file = None  # until the new game is in
         with _translating():
             if self.game is None:
                 import textworld
@@ -231,7 +231,7 @@ class _Engines:
         except BaseException:
             engine.close()  # half loaded: dropped (its library stays loaded, as TextWorld leaves it)
             raise
-        engine.owner = None  # whoever held it, its state is nobody's episode now
+        engine.owner = None  # whoever held it (another game, another env), its state is no episode's now
         self._by_game[game_file] = engine
         return engine
 
@@ -245,9 +245,7 @@ class _Engines:
 
 def _release(by_game: OrderedDict[str, _Engine]) -> None:
     while by_game:
-        engine = by_game.popitem()[1]
-        engine.owner = None
-        _idle_engines.append(engine)
+        _idle_engines.append(by_game.popitem()[1])
 
 
 TRANSLATIONS_KEPT = 64
