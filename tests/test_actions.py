@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import fastjsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -170,6 +171,11 @@ SCHEMAS = [
                                       "e": {"enum": ["x", 1, None]}, "f": {"type": "number", "multipleOf": 0.5},
                                       "o": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "boolean"}}]}},
      "required": ["n"]},
+    # Draft 2020-12's tuple form, which the fast validator reads as Draft 7's array form of items.
+    {"type": "object", "properties": {"items": {"type": "array", "prefixItems": [{"enum": ["a", "b"]}, {"type": "object"}],
+                                                "minItems": 2, "maxItems": 2},
+                                      "meta": {"type": "array", "prefixItems": [{"type": "integer"}],
+                                               "items": {"type": "string"}}}},
 ]
 
 
@@ -182,9 +188,25 @@ def test_fast_validation_agrees_with_jsonschema(schema, arguments):
     import jsonschema
 
     tool = Tool("t", "t", schema)
-    assert tool._fast_validate is not None
+    assert tool.validator.fast
     expected = jsonschema.Draft202012Validator(schema).is_valid(arguments)
     assert (tool.validation_error(arguments) is None) == expected
+    try:  # the compiled validator's own verdict, both ways
+        tool.validator._fast(arguments)
+        fast_verdict = True
+    except fastjsonschema.JsonSchemaException:
+        fast_verdict = False
+    assert fast_verdict == expected
+
+
+def test_tuple_schemas_are_validated_fast_and_alike():
+    tool = Tool("t", "t", SCHEMAS[-1])
+    assert tool.validator.fast
+    for good in ({"items": ["a", {}]}, {"meta": [1]}, {"meta": [1, "x", "y"]}, {"meta": []}):
+        assert tool.validation_error(good) is None, good
+    for bad, where in (({"items": ["c", {}]}, "items/0"), ({"items": ["a", 1]}, "items/1"), ({"items": ["a"]}, "items"),
+                       ({"meta": ["x"]}, "meta/0"), ({"meta": [1, 2]}, "meta/1")):
+        assert f"(at '{where}')" in tool.validation_error(bad), bad
 
 
 def test_fast_validation_does_not_fill_defaults():
@@ -194,9 +216,11 @@ def test_fast_validation_does_not_fill_defaults():
 
 
 def test_schemas_beyond_the_shared_keywords_use_jsonschema_only():
-    tool = Tool("p", "p", {"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "string"}]}}})
-    assert tool._fast_validate is None
+    tool = Tool("p", "p", {"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "string"}],
+                                                                     "unevaluatedItems": False}}})
+    assert not tool.validator.fast
     assert tool.validation_error({"pair": [1]}) is not None and tool.validation_error({"pair": ["a"]}) is None
+    assert tool.validation_error({"pair": ["a", "b"]}) is not None
 
 
 @pytest.mark.parametrize("text", ['{"name": "tag", "arguments": {"items": [NaN]}}',
@@ -369,7 +393,7 @@ def test_the_simple_call_path_reads_the_common_form():
 def test_tools_with_the_same_schema_share_one_compiled_validator():
     schema = {"type": "object", "properties": {"q": {"type": "string", "minLength": 2}}, "additionalProperties": False}
     first, second = Tool("a", "A.", schema), Tool("b", "B.", json.loads(json.dumps(schema)))
-    assert first._validator is second._validator and first._fast_validate is second._fast_validate
+    assert first.validator is second.validator
     assert first.validation_error({"q": "x"}) is not None and second.validation_error({"q": "xy"}) is None
 
 

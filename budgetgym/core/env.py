@@ -21,7 +21,6 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
 from __future__ import annotations
 
 import abc
-import functools
 import hashlib
 import json
 import math
@@ -30,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Collection, Mapping, Sequence
 
 import gymnasium as gym
-import jsonschema
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
+from budgetgym.core.schemas import validator_for
 from budgetgym.core.spaces import UnicodeText
 from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
 from budgetgym.core.tools import Tool
@@ -460,7 +459,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         schema = self._state_schema(task)
         if schema is None:
             return
-        error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(state))
+        error = validator_for(schema).error(state)
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise SnapshotError(f"corrupt snapshot: its state does not fit the {self.family} state schema: "
@@ -606,15 +605,6 @@ def _is_int(value: Any) -> bool:
 
 def _same_status(a: tuple[bool, bool, float], b: tuple[bool, bool, float]) -> bool:
     return a[0] == b[0] and a[1] == b[1] and math.isclose(a[2], b[2], abs_tol=1e-9)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_validator(schema_json: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(json.loads(schema_json))
-
-
-def _validator(schema: Mapping[str, Any]) -> jsonschema.Draft202012Validator:
-    return _cached_validator(json.dumps(schema, sort_keys=True))
 
 
 def _canonical(value: Any) -> str:

@@ -5,17 +5,11 @@ call against the tool's schema before anything runs, so an env only ever execute
 The OpenAI-style function schema an LLM sees is derived from the same object (``openai_schema``),
 so what the model is told and what is checked cannot drift apart.
 
-Validation is on the hot path of every step. ``jsonschema`` (Draft 2020-12) is the authority;
-``fastjsonschema`` compiles the schema to Python and accepts valid arguments in about 1 us instead
-of about 14. It is used only for schemas whose keywords mean the same in both (``_SHARED_KEYWORDS``),
-and only to accept: anything it rejects goes to ``jsonschema``, whose verdict and message stand.
-
-Checking a schema against the meta-schema and compiling it take milliseconds a tool (about 0.2 s
-for a family of 42 tools), so both happen on a tool's first validation, not when it is declared or
-an env is made, and their results are kept in a per-process cache keyed by the schema's JSON: every
-tool, env and worker of the process with the same schema shares one compiled validator (and
-``jsonschema`` itself is imported then).
-``Tool.compile()`` does it ahead of time (a test runs it over every shipped tool).
+Validation is on the hot path of every step: :mod:`budgetgym.core.schemas` holds the one compiled
+validator of each schema per process (``jsonschema`` the authority, ``fastjsonschema`` to accept
+fast). A tool compiles its schema on its first validation, not when it is declared or an env is
+made (about 0.2 s for a family of 42 tools); ``Tool.compile()`` does it ahead of time (a test runs
+it over every shipped tool).
 
 The schema an LLM sees in ``info["tools"]`` is one read-only object per tool (``shared_schema``:
 dicts and lists that refuse changes, JSON-serialisable, pickled and copied as plain ones), shared
@@ -26,20 +20,10 @@ from __future__ import annotations
 
 import json
 import pickle
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping
 
-import fastjsonschema
-
-# Keywords whose meaning is the same in Draft 7 (fastjsonschema) and Draft 2020-12 (jsonschema).
-_SHARED_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
-    "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "anyOf",
-    "oneOf", "allOf", "not", "description", "title", "default", "examples", "format",
-})
-
+from budgetgym.core.schemas import SchemaValidator, plain, validator_for
 
 class ToolError(Exception):
     """A tool refused the call (file not found, insufficient funds, ...): a normal observation for
@@ -88,12 +72,12 @@ class Tool:
             raise ValueError(f"tool {self.name!r} is not an identifier")
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
-        plain = _plain(self.parameters)  # a private plain copy, read by the validators and the schemas
-        object.__setattr__(self, "_plain_parameters", plain)
-        object.__setattr__(self, "_compiled", None)  # (jsonschema validator, fast validator), on first use
+        parameters = plain(self.parameters)  # a private plain copy, read by the validators and the schemas
+        object.__setattr__(self, "_plain_parameters", parameters)
+        object.__setattr__(self, "_compiled", None)  # its SchemaValidator, on first use
         # info["tools"] is built at every reset: one read-only schema per tool, shared by every reset.
         schema = {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                   "parameters": plain}}
+                                                   "parameters": parameters}}
         object.__setattr__(self, "shared_schema", frozen(schema))
         object.__setattr__(self, "_openai_pickle", pickle.dumps(schema, protocol=pickle.HIGHEST_PROTOCOL))
         # Integer parameters: JSON Schema's "integer" admits 2.0, but tool code indexes and slices with it.
@@ -105,22 +89,18 @@ class Tool:
         """Check the schema against Draft 2020-12's meta-schema and build its validators now (else
         on the first validation). Raises ``jsonschema.SchemaError`` for an invalid schema."""
         if self._compiled is None:  # type: ignore[attr-defined]
-            object.__setattr__(self, "_compiled", _compiled_validators(self._plain_parameters))  # type: ignore[attr-defined]
+            object.__setattr__(self, "_compiled", validator_for(self._plain_parameters))  # type: ignore[attr-defined]
 
     @property
-    def _validator(self) -> Any:
+    def validator(self) -> SchemaValidator:
+        """The process's shared validator of this tool's schema (compiled on first use)."""
         self.compile()
-        return self._compiled[0]  # type: ignore[attr-defined]
-
-    @property
-    def _fast_validate(self) -> Callable[[Any], Any] | None:
-        self.compile()
-        return self._compiled[1]  # type: ignore[attr-defined]
+        return self._compiled  # type: ignore[attr-defined]
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The compiled validator is generated code that pickle cannot take: a tool pickles as its
         # definition, and unpickles to the same process's tool of that definition when there is one.
-        return _revive, (self.name, self.description, _plain(self.parameters), self.function)
+        return _revive, (self.name, self.description, plain(self.parameters), self.function)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Tool":
         return self  # immutable
@@ -132,22 +112,13 @@ class Tool:
 
     def validation_error(self, arguments: Any) -> str | None:
         """Return a readable message for the first schema violation, or None when valid."""
-        compiled = self._compiled  # type: ignore[attr-defined]
-        if compiled is None:
+        validator = self._compiled  # type: ignore[attr-defined]
+        if validator is None:
             self.compile()
-            compiled = self._compiled  # type: ignore[attr-defined]
-        validator, fast = compiled
-        if fast is not None:
-            try:
-                fast(arguments)
-                return None
-            except fastjsonschema.JsonSchemaException:
-                pass  # jsonschema decides, and words the message
-        if validator.is_valid(arguments):
+            validator = self._compiled  # type: ignore[attr-defined]
+        error = validator.error(arguments)
+        if error is None:
             return None
-        from jsonschema.exceptions import best_match  # imported with the validator, on first use
-
-        error = best_match(validator.iter_errors(arguments))
         where = "/".join(str(p) for p in error.absolute_path)
         return f"{error.message}" + (f" (at '{where}')" if where else "")
 
@@ -173,29 +144,6 @@ class Tool:
         if not integers or not any(type(arguments.get(name)) is float for name in integers):
             return arguments
         return {k: int(v) if k in integers and type(v) is float else v for k, v in arguments.items()}
-
-
-# Schema JSON -> (jsonschema validator, fastjsonschema function or None): one compile per process.
-_COMPILED: dict[str, tuple[Any, Callable[[Any], Any] | None]] = {}
-_COMPILE_LOCK = threading.Lock()
-
-
-def _compiled_validators(schema: dict[str, Any]) -> tuple[Any, Callable[[Any], Any] | None]:
-    key = json.dumps(schema, sort_keys=True, default=repr)
-    compiled = _COMPILED.get(key)
-    if compiled is None:
-        with _COMPILE_LOCK:
-            compiled = _COMPILED.get(key)
-            if compiled is None:
-                import jsonschema  # about 40 ms to import: paid on the first validation, not by every import
-
-                jsonschema.Draft202012Validator.check_schema(schema)
-                fast = None
-                if _uses_only_shared_keywords(schema):
-                    # use_default=False: fastjsonschema would otherwise write defaults into the arguments.
-                    fast = fastjsonschema.compile(_plain(schema), use_default=False)
-                compiled = _COMPILED[key] = (jsonschema.Draft202012Validator(_plain(schema)), fast)
-    return compiled
 
 
 class FrozenDict(dict):
@@ -253,28 +201,3 @@ def _revive(name: str, description: str, parameters: Mapping[str, Any], function
     if tool is None:
         tool = _REVIVED[key] = Tool(name, description, parameters, function)
     return tool
-
-
-def _uses_only_shared_keywords(schema: Any) -> bool:
-    if isinstance(schema, bool):
-        return True
-    if not isinstance(schema, Mapping) or not set(schema) <= _SHARED_KEYWORDS:
-        return False
-    if isinstance(schema.get("items"), (list, tuple)):  # tuple validation differs between drafts
-        return False
-    subschemas = list(schema.get("properties", {}).values())
-    for key in ("items", "additionalProperties", "not"):
-        if isinstance(schema.get(key), (Mapping, bool)):
-            subschemas.append(schema[key])
-    for key in ("anyOf", "oneOf", "allOf"):
-        subschemas.extend(schema.get(key, ()))
-    return all(_uses_only_shared_keywords(s) for s in subschemas)
-
-
-def _plain(value: Any) -> Any:
-    """Deep-copy mappings and sequences into plain dicts and lists (JSON-serialisable, safe to mutate)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

@@ -1,0 +1,144 @@
+"""JSON Schema validation, one compiled validator per schema per process.
+
+Two things are validated on hot paths: every tool call's arguments (each step) and a snapshot's
+fast-restore state (each restore). ``jsonschema`` (Draft 2020-12) is the authority; ``fastjsonschema``
+compiles a schema to Python and accepts a valid value one to two orders of magnitude faster. It is
+used only for schemas whose keywords mean the same in both (``_SHARED_KEYWORDS``, and Draft
+2020-12's ``prefixItems``, which is Draft 7's array form of ``items``), and only to accept:
+anything it rejects goes to ``jsonschema``, whose verdict and message stand.
+
+Checking a schema against the meta-schema and compiling it take milliseconds, so both happen on a
+schema's first use, and the result is kept in a per-process cache keyed by the schema's JSON: every
+tool, env and worker of the process with the same schema shares one :class:`SchemaValidator` (and
+``jsonschema`` itself is imported then, about 40 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable, Mapping
+
+import fastjsonschema
+
+# Keywords whose meaning is the same in Draft 7 (fastjsonschema) and Draft 2020-12 (jsonschema).
+_SHARED_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+    "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "anyOf",
+    "oneOf", "allOf", "not", "description", "title", "default", "examples", "format",
+})
+# Draft 2020-12 keywords that Draft 7 spells differently, translated for the fast validator.
+_TRANSLATED_KEYWORDS = frozenset({"prefixItems"})
+
+
+class SchemaValidator:
+    """The validators of one JSON Schema (Draft 2020-12): ``jsonschema``'s, and the compiled fast
+    one where the schema's keywords allow (:attr:`fast`). Build through :func:`validator_for`."""
+
+    __slots__ = ("schema", "_authority", "_fast")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        import jsonschema  # about 40 ms to import: paid on the first validation, not by every import
+
+        body = plain(schema)
+        jsonschema.Draft202012Validator.check_schema(body)  # SchemaError for an invalid schema
+        self.schema = body
+        self._authority = jsonschema.Draft202012Validator(body)
+        # use_default=False: fastjsonschema would otherwise write defaults into the value.
+        self._fast: Callable[[Any], Any] | None = (
+            fastjsonschema.compile(_draft7(body), use_default=False) if _fast_compatible(body) else None)
+
+    @property
+    def fast(self) -> bool:
+        """Whether valid values are accepted by the compiled validator."""
+        return self._fast is not None
+
+    def is_valid(self, value: Any) -> bool:
+        if self._fast is not None:
+            try:
+                self._fast(value)
+                return True
+            except fastjsonschema.JsonSchemaException:
+                pass  # jsonschema decides
+        return self._authority.is_valid(value)
+
+    def error(self, value: Any) -> Any:
+        """None when ``value`` is valid, else ``jsonschema``'s best-matching ``ValidationError``."""
+        if self.is_valid(value):
+            return None
+        from jsonschema.exceptions import best_match  # imported with the validator
+
+        return best_match(self._authority.iter_errors(value))
+
+
+_VALIDATORS: dict[str, SchemaValidator] = {}
+_LOCK = threading.Lock()
+_KEPT = 4096  # distinct schemas kept per process (tools, and one state schema per task at most)
+
+
+def validator_for(schema: Mapping[str, Any]) -> SchemaValidator:
+    """The process's one :class:`SchemaValidator` of ``schema`` (checked and compiled on first use;
+    raises ``jsonschema.SchemaError`` for an invalid schema)."""
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    found = _VALIDATORS.get(key)
+    if found is None:
+        with _LOCK:
+            found = _VALIDATORS.get(key)
+            if found is None:
+                found = SchemaValidator(schema)
+                if len(_VALIDATORS) >= _KEPT:  # generated task sets: one schema per task, unbounded
+                    _VALIDATORS.pop(next(iter(_VALIDATORS)))
+                _VALIDATORS[key] = found
+    return found
+
+
+def _fast_compatible(schema: Any) -> bool:
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, Mapping) or not set(schema) <= _SHARED_KEYWORDS | _TRANSLATED_KEYWORDS:
+        return False
+    if isinstance(schema.get("items"), (list, tuple)):  # tuple validation differs between drafts
+        return False
+    prefix = schema.get("prefixItems", [])
+    if not isinstance(prefix, (list, tuple)):
+        return False
+    subschemas = [*schema.get("properties", {}).values(), *prefix]
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(schema.get(key), (Mapping, bool)):
+            subschemas.append(schema[key])
+    for key in ("anyOf", "oneOf", "allOf"):
+        subschemas.extend(schema.get(key, ()))
+    return all(_fast_compatible(s) for s in subschemas)
+
+
+def _draft7(schema: Any) -> Any:
+    """A fast-compatible Draft 2020-12 schema in Draft 7's words: ``prefixItems`` P with ``items`` S
+    is Draft 7's ``items`` P with ``additionalItems`` S (positions checked in order, the rest by S)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in ("properties",):
+            out[key] = {name: _draft7(sub) for name, sub in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            out[key] = [_draft7(sub) for sub in value]
+        elif key in ("items", "additionalProperties", "not"):
+            out[key] = _draft7(value)
+        else:
+            out[key] = value
+    if "prefixItems" in out:
+        prefix = out.pop("prefixItems")
+        if "items" in out:
+            out["additionalItems"] = out.pop("items")
+        out["items"] = prefix
+    return out
+
+
+def plain(value: Any) -> Any:
+    """Deep-copy mappings and sequences into plain dicts and lists (JSON-serialisable, safe to mutate)."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
