@@ -285,6 +285,14 @@ def _watchdog() -> _Watchdog:
     return _instance
 
 
+def is_watchdog(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is this process's watchdog. It is safe to fork beside: it only waits on
+    its own lock and never runs while the forking thread holds the interpreter, and a forked child
+    forgets it and starts its own on its first bounded call (executors fork workers past it)."""
+    instance = _instance
+    return instance is not None and thread is instance._thread
+
+
 def _forget_in_child() -> None:
     # A forked child has no watchdog thread (only the forking thread survives): start its own lazily.
     global _instance, _instance_lock

@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import gymnasium as gym
 
 from budgetgym.core.jsonl import Record
+from budgetgym.core.limits import is_watchdog
 from budgetgym.eval._extras import require
 from budgetgym.eval.agents.base import Agent
 
@@ -350,7 +351,8 @@ class ProcessExecutor(Executor):
     records come back with their file line encoded in the worker.
 
     How workers start (``start_method``): by default they are forked where that is safe (Linux, and
-    no other Python thread in this process when the pool starts), which takes milliseconds and
+    no other Python thread in this process when the pool starts but the per-call limits' watchdog,
+    which a child forgets and restarts), which takes milliseconds and
     inherits what this process has imported; else spawned (a fresh interpreter that imports
     budgetgym again: about a second each). A fork of a process with threads (a progress bar, Ray,
     an HTTP client's) can deadlock on a lock one of them held, so sweeps start the pool before their
@@ -410,8 +412,10 @@ class ProcessExecutor(Executor):
 
 
 def _fork_is_safe() -> bool:
-    """Whether worker processes may be forked: on Linux, from a process running no other Python thread."""
-    return sys.platform == "linux" and threading.active_count() == 1
+    """Whether worker processes may be forked: on Linux, from a process running no other Python
+    thread than the per-call limits' watchdog (which a child forgets and restarts on demand)."""
+    current = threading.current_thread()
+    return sys.platform == "linux" and all(thread is current or is_watchdog(thread) for thread in threading.enumerate())
 
 
 def _empty_task() -> None:

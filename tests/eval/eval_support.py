@@ -35,8 +35,20 @@ MARKER = "imported"
 
 
 def marker(worker, job: dict) -> dict:
-    """A job's record with the worker's ``MARKER`` (executor tests: was the worker forked?)."""
-    return {"i": job["i"], "marker": MARKER}
+    """A job's record with the worker's ``MARKER`` (executor tests: was the worker forked?), and
+    whether a bounded call that runs past its limit is stopped in the worker."""
+    from budgetgym.core import Limits, TimeLimitExceeded
+
+    def spin() -> None:
+        while True:
+            pass
+
+    try:
+        Limits(seconds=0.05).run(spin)
+        stopped = False
+    except TimeLimitExceeded:
+        stopped = True
+    return {"i": job["i"], "marker": MARKER, "overrun_stopped": stopped}
 
 
 def toy_tasks(n: int) -> list[str]:

@@ -82,7 +82,9 @@ def test_processes_equal_serial(serial_file, tmp_path, start_method):
 
 def _markers(executor):
     with executor:
-        return {r["marker"] for r in executor.map(marker, WorkerSetup.create(TOY_ID, {}), [{"i": i} for i in range(4)])}
+        records = list(executor.map(marker, WorkerSetup.create(TOY_ID, {}), [{"i": i} for i in range(4)]))
+    assert all(r["overrun_stopped"] for r in records)  # the workers' own watchdogs stop a runaway call
+    return {r["marker"] for r in records}
 
 
 def test_workers_are_forked_only_from_a_process_without_other_threads(monkeypatch):
@@ -97,15 +99,20 @@ def test_workers_are_forked_only_from_a_process_without_other_threads(monkeypatc
     finally:
         stop.set()
         other.join()
-    # No other thread: forked. Checked in a fresh process, since this one may run threads left by
-    # earlier tests (the per-call limits' watchdog, say) for as long as it lives.
-    code = ("import sys; sys.path[:0] = [{tests!r}, {eval!r}]; import registered, eval_support, test_executors; "
-            "from budgetgym.eval.executors import ProcessExecutor; eval_support.MARKER = 'set in the parent'; "
+    # No other thread but the per-call limits' watchdog (an env made a bounded call): forked, and a
+    # bounded call still works in the forked workers. Checked in a fresh process, since this one
+    # may run other threads left by earlier tests for as long as it lives.
+    code = ("import sys, threading; sys.path[:0] = [{tests!r}, {eval!r}]; import registered, eval_support, test_executors; "
+            "from budgetgym.core import Limits; from budgetgym.eval.executors import ProcessExecutor; "
+            "eval_support.MARKER = 'set in the parent'; print(sorted(test_executors._markers(ProcessExecutor(2)))); "
+            "Limits(seconds=5).run(len, 'x'); print(sorted(t.name for t in threading.enumerate())); "
             "print(sorted(test_executors._markers(ProcessExecutor(2))))").format(
                 tests=str(TESTS_DIR), eval=str(TESTS_DIR / "eval"))
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert fresh.returncode == 0, fresh.stderr
-    assert fresh.stdout.strip().splitlines()[-1] == "['set in the parent']"
+    before, threads, after = fresh.stdout.strip().splitlines()[-3:]
+    assert before == after == "['set in the parent']"
+    assert threads == "['MainThread', 'budgetgym-limits']"
 
 
 def test_an_unknown_start_method_is_refused():
