@@ -4,6 +4,7 @@ write from the domain and grammar files the ``alfworld`` wheel ships (``tests/al
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium as gym
 import pytest
@@ -137,3 +138,37 @@ def test_the_host_programs_argv_survives_loading_games(alfworld_env):
     for game in GAMES:
         alfworld_env.reset(options={"task_id": game.folder})
     assert sys.argv == argv
+
+
+def test_envs_in_several_threads_play_alike_and_leave_the_process_as_it_was(monkeypatch, tmp_path):
+    """Envs made, played and closed in a thread pool share the process's idle engines and the
+    translator's memory: every walkthrough still wins, no two envs hold one engine, and the
+    translator and ``sys.argv`` are the process's own afterwards."""
+    fast_downward = pytest.importorskip("fast_downward", reason="textworld[pddl]'s fast-downward-textworld did not build here")
+    monkeypatch.setenv("ALFWORLD_DATA", str(write_alfworld_data(tmp_path)))
+    translate, argv = fast_downward.pddl2sas, list(sys.argv)
+    held: dict[int, int] = {}  # id(engine) -> the thread holding it now
+    clashes = []
+
+    def play(worker: int) -> list[bool]:
+        wins = []
+        for round_ in range(2):
+            env = gym.make(ENV_ID)
+            for game in GAMES[worker::3]:
+                env.reset(options={"task_id": game.folder})
+                for engine in env.unwrapped._engines.engines():
+                    if held.setdefault(id(engine), worker) != worker:
+                        clashes.append((worker, held[id(engine)]))
+                for command in game.walkthrough:
+                    _, reward, terminated, _, _ = env.step(command)
+                wins.append(terminated and reward == 1.0)
+            for engine in env.unwrapped._engines.engines():
+                held.pop(id(engine), None)
+            env.close()
+        return wins
+
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(play, range(3)))
+    assert all(all(wins) and len(wins) == 4 for wins in results), results
+    assert not clashes
+    assert fast_downward.pddl2sas is translate and sys.argv == argv

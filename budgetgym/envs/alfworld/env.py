@@ -58,6 +58,7 @@ import json
 import os
 import re
 import sys
+import threading
 import weakref
 from collections import OrderedDict
 from pathlib import Path
@@ -183,22 +184,26 @@ class _Engine:
 
     def step(self, command: str) -> None:
         """One command; the game state it gives is ``self.state`` (a bounded call returns nothing big)."""
-        self.state, _, _ = self.game.step(command)
+        with _engine_lock:
+            self.state, _, _ = self.game.step(command)
         self.moves += 1
 
     def plan(self) -> list[str]:
         """The planner's commands from the engine's current state (ALFWorld's planner expert)."""
         pddl = self.game.unwrapped
-        return list(pddl._pddl_state.replan(pddl._entity_infos))
+        with _engine_lock:
+            return list(pddl._pddl_state.replan(pddl._entity_infos))
 
     def close(self) -> None:
         game, self.game, self.game_file, self.owner = self.game, None, None, None
         if game is not None:
-            game.close()
+            with _engine_lock:
+                game.close()
 
 
 _idle_engines: list[_Engine] = []
 """Engines of closed or collected envs, with their games and libraries, for the next env to reuse."""
+_idle_lock = threading.Lock()  # envs in several threads take and return engines: one at a time
 
 
 class _Engines:
@@ -222,10 +227,11 @@ class _Engines:
         if len(self._by_game) >= self.kept:
             _, engine = self._by_game.popitem(last=False)
         else:
-            idle = [e for e in _idle_engines if e.game_file == game_file] or _idle_engines[-1:]
+            with _idle_lock:  # chosen and removed at once: two threads never take the same engine
+                idle = [e for e in _idle_engines if e.game_file == game_file] or _idle_engines[-1:]
+                if idle:
+                    _idle_engines.remove(idle[0])
             engine = idle[0] if idle else _Engine()
-            if idle:
-                _idle_engines.remove(engine)
         try:
             engine.load(game_file)
         except BaseException:
@@ -244,13 +250,18 @@ class _Engines:
 
 
 def _release(by_game: OrderedDict[str, _Engine]) -> None:
-    while by_game:
-        _idle_engines.append(by_game.popitem()[1])
+    with _idle_lock:
+        while by_game:
+            _idle_engines.append(by_game.popitem()[1])
 
 
 TRANSLATIONS_KEPT = 64
 """Games whose PDDL-to-SAS translations are kept (a reset of one of them skips the translator)."""
 _translations: OrderedDict[tuple[str, str, bool], Any] = OrderedDict()
+_engine_lock = threading.RLock()
+"""Held by every call into an engine. TextWorld's PDDL engines share process-wide state: one
+text-generation parser (two threads in it garble each other's parse), Fast Downward's translator
+(swapped below) and ``sys.argv``. Envs in several threads (a thread pool) therefore take turns."""
 
 
 @contextlib.contextmanager
@@ -261,29 +272,33 @@ def _translating():
       memory of its last ``TRANSLATIONS_KEPT`` results: the same domain and problem always translate
       to the same task, and translating is half of a reset's time;
     * the translator overwrites ``sys.argv``: the host program gets its own back.
+
+    It holds ``_engine_lock``: the translator, its module attribute swapped here and ``sys.argv``
+    are process-wide, so two loads at once would restore each other's.
     """
     import fast_downward
 
-    translate = fast_downward.pddl2sas
+    with _engine_lock:
+        translate = fast_downward.pddl2sas
 
-    def remembered(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> Any:
-        key = (domain, problem, bool(optimize))
-        result = _translations.get(key)
-        if result is None:
-            result = _translations[key] = translate(domain, problem, verbose=verbose, optimize=optimize)
-            while len(_translations) > TRANSLATIONS_KEPT:
-                _translations.popitem(last=False)
-        else:
-            _translations.move_to_end(key)
-        return result
+        def remembered(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> Any:
+            key = (domain, problem, bool(optimize))
+            result = _translations.get(key)
+            if result is None:
+                result = _translations[key] = translate(domain, problem, verbose=verbose, optimize=optimize)
+                while len(_translations) > TRANSLATIONS_KEPT:
+                    _translations.popitem(last=False)
+            else:
+                _translations.move_to_end(key)
+            return result
 
-    argv = list(sys.argv)
-    fast_downward.pddl2sas = remembered
-    try:
-        yield
-    finally:
-        fast_downward.pddl2sas = translate
-        sys.argv[:] = argv
+        argv = list(sys.argv)
+        fast_downward.pddl2sas = remembered
+        try:
+            yield
+        finally:
+            fast_downward.pddl2sas = translate
+            sys.argv[:] = argv
 
 
 class ALFWorldEnv(TextEnv):
