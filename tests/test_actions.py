@@ -528,3 +528,17 @@ def test_threads_parsing_call_syntax_at_once_do_not_break_each_others_parse():
         gc.set_threshold(*thresholds)
         sys.setswitchinterval(interval)
     assert errors == []
+
+
+def test_invalid_escapes_in_call_syntax_neither_warn_nor_depend_on_the_hosts_warning_filters(capfd):
+    import warnings
+
+    tools = {"f": Tool("f", "F.", {"type": "object", "properties": {"x": {"type": "string"}}})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a host that runs with -W error
+        action = parse_action('f(x="a\\d b", )', tools)
+    assert action.calls[0].arguments == {"x": "a\\d b"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse_action('f(x="\\q")', tools)
+    assert not caught and capfd.readouterr().err == ""

@@ -27,6 +27,7 @@ import keyword
 import math
 import re
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -312,7 +313,11 @@ def _parse_call_syntax(text: str, tools: Mapping[str, Tool]) -> list[ToolCall] |
     if calls is not None:
         return calls
     try:
-        with _AST_LOCK:
+        with _AST_LOCK, warnings.catch_warnings():
+            # "\d" in a string literal makes Python's parser warn (or, under -W error, refuse): the
+            # model's escapes are read as Python reads them, and the host's stderr and warning
+            # filters play no part in the verdict.
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
             module = ast.parse(text, mode="exec")
     except UnicodeEncodeError as err:  # Python source must be encodable: no lone surrogates
         if _short_name(match.group(1)) in tools:
