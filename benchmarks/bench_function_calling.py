@@ -31,6 +31,7 @@ measured value and whether it is met.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -38,7 +39,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import gymnasium as gym
 from timing import cpu_per_call_us, interleaved, play, play_oracle, rate, record_oracle, seconds, target, wall_stats_us
@@ -47,7 +48,8 @@ import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core import load_failure_states, parse_action
 from budgetgym.envs.function_calling import FunctionCallingEnv
 from budgetgym.core.state import copy_state
-from budgetgym.core.tools import ToolError
+from budgetgym.core.tools import Tool, ToolError
+from budgetgym.envs.function_calling import env as fc_env_module
 from budgetgym.envs.function_calling.scoring import turn_problem
 
 try:  # the check the env prepares once per task and user turn (absent from older revisions)
@@ -78,10 +80,38 @@ def floor_step(action: str, state: dict[str, Any], turn: int) -> tuple[str, floa
     return observation, 0.0, False, False, {"turn": turn, "action_valid": True}
 
 
+@contextlib.contextmanager
+def without(parts: tuple[str, ...]) -> Iterator[None]:
+    """The env with some of its own work taken out (an ablation: never how the env runs). ``answer
+    check``: every message accepted unchecked (the oracle's are accepted anyway, so the episodes are
+    the same); ``validation``: tool arguments taken unchecked; ``result encoding``: tool results not
+    written as JSON."""
+    saved = [(TurnCheck, "problem", TurnCheck.problem), (Tool, "validation_error", Tool.validation_error),
+             (fc_env_module, "_encode", fc_env_module._encode)]
+    try:
+        if "answer check" in parts:
+            TurnCheck.problem = lambda self, domain, state, message: None
+        if "validation" in parts:
+            Tool.validation_error = lambda self, arguments: None
+        if "result encoding" in parts:
+            fc_env_module._encode = lambda result: "{}"
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+
+
+ABLATIONS = {"without_answer_check": ("answer check",),
+             "without_answer_check_and_validation": ("answer check", "validation"),
+             "without_answer_check_validation_and_result_encoding": ("answer check", "validation", "result encoding")}
+
+
 def step_vs_floor(env: FunctionCallingEnv, solutions: list[list[str]], rounds: int) -> dict[str, Any]:
     """CPU time (``time.process_time``: on a shared machine, wall time counts others' turns) of a
     step, from batches: every task's resets and steps, less its resets alone; and of the floor on
-    the same actions. The three batches alternate within each round."""
+    the same actions. The batches alternate within each round. ``ablation``: the same step with
+    parts of the family's own work taken out (see ``without``), each as a ratio to the floor: what
+    the target would need the family to stop doing."""
     clock, episodes = time.process_time, starts(env)
     steps = sum(map(len, solutions))
 
@@ -91,15 +121,23 @@ def step_vs_floor(env: FunctionCallingEnv, solutions: list[list[str]], rounds: i
             for turn, action in enumerate(actions):
                 floor_step(action, state, turn)
 
-    rounds_of = interleaved({"resets": lambda: seconds(lambda: [env.reset(**start) for start in episodes], clock),
-                             "played": lambda: seconds(lambda: play(env, episodes, solutions), clock),
-                             "floor": lambda: seconds(floor, clock)}, rounds)
-    step_us = [(played - resets) / steps * 1e6 for played, resets in zip(rounds_of["played"], rounds_of["resets"])]
-    floor_us = [elapsed / steps * 1e6 for elapsed in rounds_of["floor"]]
-    ratios = [s / f for s, f in zip(step_us, floor_us)]
-    return {"step_us": round(min(step_us), 2), "floor_us": round(min(floor_us), 2),
-            "step_to_floor": round(min(step_us) / min(floor_us), 2),
+    def step_us(parts: tuple[str, ...] = ()) -> float:
+        with without(parts):
+            played = seconds(lambda: play(env, episodes, solutions), clock)
+            resets = seconds(lambda: [env.reset(**start) for start in episodes], clock)
+        return (played - resets) / steps * 1e6
+
+    measures: dict[str, Callable[[], float]] = {"step": step_us, "floor": lambda: seconds(floor, clock) / steps * 1e6}
+    ablations = ABLATIONS if TurnCheck is not None else {}  # older revisions (compare_revisions.py) have no TurnCheck
+    measures.update({name: (lambda parts=parts: step_us(parts)) for name, parts in ablations.items()})
+    rounds_of = interleaved(measures, rounds)
+    step_us_, floor_us = rounds_of["step"], rounds_of["floor"]
+    ratios = [s / f for s, f in zip(step_us_, floor_us)]
+    return {"step_us": round(min(step_us_), 2), "floor_us": round(min(floor_us), 2),
+            "step_to_floor": round(min(step_us_) / min(floor_us), 2),
             "step_to_floor_median_of_rounds": round(statistics.median(ratios), 2),
+            "ablation": {name: {"step_us": round(min(rounds_of[name]), 2),
+                                "to_floor": round(min(rounds_of[name]) / min(floor_us), 2)} for name in ablations},
             "steps": steps, "rounds": rounds, "clock": "process_time"}
 
 

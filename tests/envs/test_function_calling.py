@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import budgetgym  # noqa: F401  (registers the ids)
-from budgetgym.core import SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks, rollout, write_jsonl
+from budgetgym.core import MAX_CALLS_PER_STEP, SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks, rollout, write_jsonl
 from budgetgym.core.tasks import ASSETS
 from budgetgym.envs.function_calling import FunctionCallingEnv
 from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_tasks
@@ -205,6 +205,32 @@ def test_a_corrupt_fast_state_is_refused():
     for bad in ({"backend": [], "user_turn": 0, "turn_calls": []}, {"backend": {}, "user_turn": 99, "turn_calls": []}, 7):
         with pytest.raises(SnapshotError):
             env.reset(options={"snapshot": {**snapshot, "state": bad}})
+
+
+def test_a_fast_state_outside_its_tasks_bounds_is_refused_and_changes_nothing():
+    """Past its user turns, more calls than its budget allows, a tool it does not offer: each refused,
+    with its cause where the snapshot's digest matches (else as a state its transcript does not give)."""
+    from budgetgym.core.env import snapshot_digest
+
+    env = make()
+    env.reset(options={"task_index": 0})
+    task = env.unwrapped.task
+    snapshot = env.unwrapped.snapshot()
+    state = snapshot["state"]
+    offered = task["tools"][0]
+    cases = {
+        "user turns": {**state, "user_turn": len(task["turns"]) + 1},
+        "calls in the user turn": {**state, "turn_calls": [[offered, {}]] * (MAX_CALLS_PER_STEP * task.max_turns + 1)},
+        "does not offer": {**state, "turn_calls": [["format_disk", {}]]},
+    }
+    env.step(env.unwrapped.oracle_action())
+    before = env.unwrapped.snapshot()
+    for cause, bad in cases.items():
+        forged = {**snapshot, "state": bad}
+        for candidate, message in ((forged, "digest does not match"), ({**forged, "digest": snapshot_digest(forged)}, cause)):
+            with pytest.raises(SnapshotError, match=message):
+                env.reset(options={"snapshot": candidate})
+            assert env.unwrapped.snapshot() == before
 
 
 # ---------------------------------------------------------------------------- malformed calls

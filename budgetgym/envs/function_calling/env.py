@@ -78,7 +78,7 @@ from budgetgym.envs.function_calling import failures
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
 from budgetgym.envs.function_calling.scoring import TurnCheck
-from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema
+from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema, task_problem
 
 FINAL_REPLY = "User: Thanks, that's everything I needed."
 # One encoder for every tool result: the C encoder itself, built once (``json.dumps`` with an option,
@@ -165,9 +165,10 @@ class FunctionCallingEnv(TextEnv):
         return self._opening(task)
 
     def initial_observation(self, task: Task, seed: int = 0) -> tuple[str, list[dict[str, Any]]]:
-        # From the record alone: no backend is built and this env's state is left as it is.
+        # From the record alone: no backend is built and this env's state is left as it is. The schemas
+        # are the read-only ones a reset gives in info["tools"].
         domain = self._domain_for(task)
-        return self._opening(task), [domain.tools[name].openai_schema() for name in task["tools"]]
+        return self._opening(task), [domain.tools[name].shared_schema for name in task["tools"]]
 
     @staticmethod
     def _opening(task: Task) -> str:
@@ -232,11 +233,11 @@ class FunctionCallingEnv(TextEnv):
         }
 
     def _state_schema(self, task: Task) -> Mapping[str, Any]:
-        return state_schema(task, MAX_CALLS_PER_STEP)
+        return state_schema(task["domain"])
 
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
         # The core checked the state against _state_schema; here, what a schema cannot say.
-        problem = backend_problem(task["domain"], state["backend"])
+        problem = task_problem(task, state, MAX_CALLS_PER_STEP) or backend_problem(task["domain"], state["backend"])
         if problem is not None:
             raise SnapshotError(f"corrupt function-calling state: {problem}")
         turns = task["turns"]

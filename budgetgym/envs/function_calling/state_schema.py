@@ -2,9 +2,10 @@
 
 A snapshot's ``state`` is ``{"backend": <the service's state dict>, "user_turn": int, "turn_calls":
 [[tool, arguments], ...]}``. Before a restore changes anything, the core validates it against
-:func:`state_schema` (the task's domain decides the backend's schema, the task its bounds) and the
-env runs :func:`backend_problem` for what a schema cannot express (the current folder exists, a
-message is filed under its own id, ...). A state that passes both is one the tools could have made.
+:func:`state_schema` (one a domain: the domain decides the backend's schema), and the env runs
+:func:`task_problem` (the task's bounds: its user turns, tools and budget) and
+:func:`backend_problem` for what a schema cannot express (the current folder exists, a message is
+filed under its own id, ...). A state that passes them all is one the tools could have made.
 """
 
 from __future__ import annotations
@@ -70,20 +71,34 @@ BACKEND_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def state_schema(task: Task, calls_per_turn: int) -> dict[str, Any]:
-    """The schema of the fast-restore state for ``task``: its domain's backend, the user turn within
-    the task's turns, and the current user turn's calls to the task's tools (at most
-    ``calls_per_turn`` a turn, over the task's full budget)."""
-    return _record({
-        "backend": BACKEND_SCHEMAS[task["domain"]],
-        "user_turn": {"type": "integer", "minimum": 0, "maximum": len(task["turns"])},
-        "turn_calls": {
-            "type": "array",
-            "maxItems": calls_per_turn * task.max_turns,
-            "items": {"type": "array", "minItems": 2, "maxItems": 2,
-                      "prefixItems": [{"enum": list(task["tools"])}, {"type": "object"}]},
-        },
-    })
+def state_schema(domain: str) -> dict[str, Any]:
+    """The schema of the fast-restore state of a task of ``domain``: the service's state, the user
+    turn, and the current user turn's calls. One schema a domain, so the validator compiled for it
+    serves every task of the domain; the task's own bounds are :func:`task_problem`'s."""
+    return _STATE_SCHEMAS[domain]
+
+
+_STATE_SCHEMAS = {domain: _record({
+    "backend": backend,
+    "user_turn": _COUNT,
+    "turn_calls": {"type": "array",
+                   "items": {"type": "array", "minItems": 2, "maxItems": 2, "prefixItems": [_TEXT, {"type": "object"}]}},
+}) for domain, backend in BACKEND_SCHEMAS.items()}
+
+
+def task_problem(task: Task, state: Mapping[str, Any], calls_per_turn: int) -> str | None:
+    """What makes a schema-valid state impossible for ``task``, or None: a user turn past its turns,
+    more calls than ``calls_per_turn`` a turn over its full budget, a call to a tool it does not offer."""
+    if state["user_turn"] > len(task["turns"]):
+        return f"user_turn is {state['user_turn']}, but the task has {len(task['turns'])} user turns"
+    if len(state["turn_calls"]) > calls_per_turn * task.max_turns:
+        return (f"{len(state['turn_calls'])} calls in the user turn, more than {calls_per_turn} a turn "
+                f"over the task's {task.max_turns} turns")
+    tools = task["tools"]
+    unknown = next((name for name, _ in state["turn_calls"] if name not in tools), None)
+    if unknown is not None:
+        return f"a call to {unknown!r}, which the task does not offer"
+    return None
 
 
 def backend_problem(domain: str, state: Mapping[str, Any]) -> str | None:
