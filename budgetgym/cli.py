@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import statistics
 import sys
 from typing import Any, Sequence
@@ -84,8 +86,50 @@ def cmd_play(args: argparse.Namespace) -> int:
         env.close()
 
 
+class _Lines:
+    """The lines of standard input, read so that Ctrl-C is never lost.
+
+    ``input()`` blocks in C. A Ctrl-C that lands after the prompt is written but before that read
+    blocks only trips a flag, and Python raises it at the next key press: a person would see Ctrl-C
+    do nothing. Here the wait is ``select`` a quarter of a second at a time, and Python raises the
+    pending KeyboardInterrupt between two waits. Where standard input has no file descriptor
+    ``select`` can wait on (a replaced stream, Windows), lines come from ``input()``."""
+
+    WAIT = 0.25
+
+    def __init__(self, stream: Any) -> None:
+        try:
+            self.fd: int | None = stream.fileno()
+            select.select([self.fd], [], [], 0)
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            self.fd = None
+        self.encoding = getattr(stream, "encoding", None) or "utf-8"
+        self.pending: list[bytes] = []  # read past the last line handed out
+        self.ended = False
+
+    def read(self, prompt: str) -> str:
+        """The next line without its newline; EOFError at the end of the input, as ``input()``."""
+        if self.fd is None:
+            return input(prompt)
+        print(prompt, end="", flush=True)
+        while not (self.pending and b"\n" in self.pending[-1]) and not self.ended:
+            if select.select([self.fd], [], [], self.WAIT)[0]:
+                chunk = os.read(self.fd, 65536)
+                if chunk:
+                    self.pending.append(chunk)
+                else:
+                    self.ended = True
+        data = b"".join(self.pending)
+        if not data:
+            raise EOFError
+        line, newline, rest = data.partition(b"\n")
+        self.pending = [rest] if rest else []
+        return line.decode(self.encoding, "surrogateescape")
+
+
 def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
     base = text_env(env)
+    lines = _Lines(sys.stdin)
     options = {"task_id": args.task} if args.task else None
     observation, info = env.reset(seed=args.seed, options=options)
     budget = info.get("budget", {"max_turns": info["max_turns"], "used": info["turn"]})
@@ -101,7 +145,7 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
     while True:
         used = info.get("budget", {}).get("used", info["turn"])
         try:
-            line = input(f"[turn {used + 1}/{budget['max_turns']}] > ")
+            line = lines.read(f"[turn {used + 1}/{budget['max_turns']}] > ")
         except EOFError:
             print()
             return 0

@@ -89,3 +89,24 @@ def test_play_answers_hostile_lines_without_a_traceback(start):
     assert result.returncode == 0, stderr
     assert "Traceback" not in stderr
     assert stdout.count("Invalid action:") == len(lines) + 1, stdout[-2000:]
+
+
+def test_plays_lines_are_read_as_input_reads_them(capsys):
+    """Several lines in one write, bytes that are not UTF-8 (kept as lone surrogates), a last line
+    without its newline, then EOFError; a stream without a descriptor falls back to input()."""
+    import io
+
+    from budgetgym.cli import _Lines
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"first\nsecond \xff\n")
+    os.write(write_end, b"th")
+    os.write(write_end, b"ird")
+    os.close(write_end)
+    with open(read_end, encoding="utf-8") as stream:
+        lines = _Lines(stream)
+        assert [lines.read("> ") for _ in range(3)] == ["first", "second \udcff", "third"]
+        with pytest.raises(EOFError):
+            lines.read("> ")
+    assert capsys.readouterr().out == "> " * 4
+    assert _Lines(io.StringIO("x")).fd is None
