@@ -17,6 +17,7 @@ import json
 import platform
 import statistics
 import time
+from typing import Callable
 
 import gymnasium as gym
 from timing import target
@@ -31,6 +32,15 @@ def rows_time(env_id: str) -> tuple[float, int]:
     start = time.perf_counter()
     count = sum(1 for _ in task_rows(env_id))
     return time.perf_counter() - start, count
+
+
+def in_turn(first: Callable[[], float], second: Callable[[], float], second_first: bool) -> tuple[float, float]:
+    """Both measurements, as (first's, second's), ``second`` taken first when ``second_first``."""
+    if second_first:
+        later = second()
+        return first(), later
+    earlier = first()
+    return earlier, second()
 
 
 def first_observation_times(env_id: str, hook_first: bool) -> tuple[float, float]:
@@ -53,12 +63,7 @@ def first_observation_times(env_id: str, hook_first: bool) -> tuple[float, float
         return time.perf_counter() - start
 
     hooks(), resets()
-    if hook_first:
-        hook = hooks()
-        reset = resets()
-    else:
-        reset = resets()
-        hook = hooks()
+    hook, reset = in_turn(hooks, resets, second_first=not hook_first)
     env.close()
     return hook, reset
 
@@ -89,12 +94,7 @@ def episode_steps(env_id: str, task_ids: list[str], chat_first: bool) -> tuple[f
         episode.close()
         return elapsed
 
-    if chat_first:
-        chat = chat_time()
-        plain = bare_time()
-    else:
-        plain = bare_time()
-        chat = chat_time()
+    plain, chat = in_turn(bare_time, chat_time, second_first=chat_first)
     bare.close()
     return plain, chat, steps
 
