@@ -159,3 +159,41 @@ def test_docker_without_an_engine_names_what_is_missing(monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxUnavailable, match="DOCKER_HOST|dockerd"):
         make_sandbox("docker")
+
+
+def _in_a_forked_worker(inherited) -> None:
+    """What a vector env's or an executor's forked worker does: a sandbox of its own, a use of the one
+    it inherited, then its clean-up (here run explicitly: a worker that exits normally runs it)."""
+    import sys
+
+    from budgetgym.envs.coding.sandbox.docker_backend import ContainerPool
+
+    own = make_sandbox("docker", limits=LIMITS, pool_size=1)
+    own.load({"README.md": "child\n"})
+    inherited.load({"README.md": "child again\n"})
+    ok = own.run("cat README.md").output.strip() == "child" and inherited.run("cat README.md").output.strip() == "child again"
+    own.close()
+    inherited.close()
+    ContainerPool.drain_all()
+    sys.exit(0 if ok else 3)
+
+
+def test_a_forked_worker_neither_takes_nor_removes_the_parents_containers():
+    require("docker")
+    import multiprocessing
+
+    parent = make_sandbox("docker", limits=LIMITS, pool_size=1)
+    parent.load(FILES)
+    parent.pool.wait_full()  # an idle container this process counts on for its next episode
+    worker = multiprocessing.get_context("fork").Process(target=_in_a_forked_worker, args=(parent,))
+    worker.start()
+    worker.join(120)
+    assert worker.exitcode == 0
+    assert usable(parent)  # its episode's container is still there, with its files
+    after = make_sandbox("docker", limits=LIMITS, pool_size=1)  # takes the idle one
+    try:
+        after.load(FILES)
+        assert usable(after)
+    finally:
+        after.close()
+        parent.close()

@@ -67,6 +67,7 @@ def docker_client():
         raise SandboxUnavailable(
             f"no Docker engine reachable at {where} ({err}); start one (Debian: `apt-get install -y docker.io` "
             f"then `dockerd &`) or point DOCKER_HOST at a running engine") from None
+    _clients.add(client)
     return client
 
 
@@ -236,6 +237,38 @@ def reap(client) -> int:
     return removed
 
 
+_clients: "weakref.WeakSet" = weakref.WeakSet()  # every client docker_client made in this process
+_sandboxes: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    """A forked child (a vector env's or an executor's worker) holds copies of this process's pools,
+    sandboxes and client connections. Used there, they would take containers the parent still
+    counts as idle (and remove them when done: the parent's next episode finds its container gone)
+    and interleave requests on the parent's sockets. The child forgets them: its own pools, its own
+    connections (closing a copied socket closes only the child's descriptor), and the sandboxes it
+    inherited hold no container (their next load takes one of the child's) and never remove the
+    parent's."""
+    global OWNER
+    OWNER = f"{socket.gethostname()}:{os.getpid()}"
+    ContainerPool._pools = {}
+    ContainerPool._lock = threading.Lock()
+    for client in list(_clients):
+        try:
+            client.close()
+        except Exception:
+            pass
+    for sandbox in list(_sandboxes):
+        if sandbox._finalizer is not None:
+            sandbox._finalizer.detach()
+            sandbox._finalizer = None
+        sandbox.container = None
+        sandbox.pool = None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def _remove_soon(container) -> None:
     """Remove in a (non-daemon) thread: dropping a sandbox does not wait for the engine."""
     threading.Thread(target=_remove, args=(container,)).start()
@@ -264,12 +297,14 @@ class DockerSandbox(Sandbox):
         self.image = image or IMAGE
         self.workdir = workdir
         self.user = user
-        self.pool = ContainerPool.get(self.client, self.image, self.limits, pool_size,
-                                      make_workspace=workdir == WORKDIR)
+        self.pool_size = pool_size
+        self.pool: ContainerPool | None = ContainerPool.get(self.client, self.image, self.limits, pool_size,
+                                                            make_workspace=workdir == WORKDIR)
         self.container = None
         self._finalizer: weakref.finalize | None = None
         self._grade_count = 0
         self._closed = False
+        _sandboxes.add(self)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -277,7 +312,7 @@ class DockerSandbox(Sandbox):
         if self._closed:
             raise SandboxDied("the sandbox is closed")
         old, self.container = self.container, None
-        self._adopt(self.pool.take(refill=False))
+        self._adopt(self._pool().take(refill=False))
         try:
             if files:
                 self._put(self.workdir, _tar(files, uid=self._uid))
@@ -285,7 +320,8 @@ class DockerSandbox(Sandbox):
             # the engine's slow work (removing the old container, starting a spare) after the reset
             if old is not None:
                 threading.Thread(target=_remove, args=(old,), daemon=True).start()
-            self.pool.refill()
+            if self.pool is not None:
+                self.pool.refill()
 
     def _adopt(self, container) -> None:
         """Hold ``container`` for this episode; it is removed at close, or at exit if close never comes."""
@@ -319,7 +355,14 @@ class DockerSandbox(Sandbox):
             raise SandboxDied("the sandbox is closed")
         if self.container is not None:
             threading.Thread(target=_remove, args=(self.container,), daemon=True).start()
-        self._adopt(self.pool.take())
+        self._adopt(self._pool().take())
+
+    def _pool(self) -> ContainerPool:
+        """This process's pool for the sandbox (after a fork, the child's own: see ``_forget_in_child``)."""
+        if self.pool is None:
+            self.pool = ContainerPool.get(self.client, self.image, self.limits, self.pool_size,
+                                          make_workspace=self.workdir == WORKDIR)
+        return self.pool
 
     # ------------------------------------------------------------------ engine calls
 

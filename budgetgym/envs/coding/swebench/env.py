@@ -22,7 +22,8 @@ Rewards:
     new files included), applies it in a fresh container of the image, runs the instance's
     evaluation script there (it puts the hidden tests in) and grades the log with
     ``swebench.harness.grading.get_eval_report`` and the instance's log parser: 1.0 when resolved.
-    ``info["progress"]`` stays 0 (no partial measure is run during the episode).
+    ``info["progress"]`` is 0 until the instance is resolved, then 1 (no partial measure is run
+    during the episode), so ``reward_mode="progress"`` pays the same 1.0 as ``"sparse"``.
 
 Termination:
     ``terminated`` on ``submit``; ``truncated`` at ``max_turns``: the core's full budget from the
@@ -233,7 +234,7 @@ class SWEBenchEnv(TextEnv):
         observation = "\n\n".join(parts)
         if self.ws.verdict is not None:
             solved = self.ws.verdict[0]
-            return Outcome(observation, solved=solved, failed=not solved)
+            return Outcome(observation, solved=solved, failed=not solved, progress=1.0 if solved else None)
         return Outcome(observation)
 
     _last_patch = ""
@@ -247,15 +248,52 @@ class SWEBenchEnv(TextEnv):
         return Action((ToolCall("run_command", {"command": command}),))
 
     def _get_state(self) -> Any:
-        return None if self.ws is None else {"patch": self.ws.diff(), "gold_applied": self.ws.gold_applied}
+        if self.ws is None:
+            return None
+        verdict = None if self.ws.verdict is None else self.ws.verdict[0]
+        return {"patch": self.ws.diff(), "gold_applied": self.ws.gold_applied, "verdict": verdict}
 
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
-        if not isinstance(state, Mapping) or set(state) != {"patch", "gold_applied"} or \
-                not isinstance(state["patch"], str) or not isinstance(state["gold_applied"], bool):
-            raise SnapshotError("corrupt SWE-bench state: expected a patch (text) and gold_applied (bool)")
+        # Snapshots from before the verdict was kept hold only the patch and the flag.
+        if not isinstance(state, Mapping) or not {"patch", "gold_applied"} <= set(state) <= {"patch", "gold_applied", "verdict"} \
+                or not isinstance(state["patch"], str) or not isinstance(state["gold_applied"], bool) \
+                or state.get("verdict") not in (None, True, False):
+            raise SnapshotError("corrupt SWE-bench state: expected a patch (text), gold_applied (bool) and a "
+                                "verdict (null or bool)")
         self._open(task, state["patch"])
         self.ws.gold_applied = state["gold_applied"]
         self._last_patch = state["patch"]
+        if state.get("verdict") is not None:
+            self.ws.verdict = (state["verdict"], "")
+        self._status_known = "verdict" in state
+
+    def _state_status(self) -> tuple[bool, bool, float] | None:
+        """(solved, failed, progress) as the restored state's verdict says (a snapshot whose flags
+        say otherwise is refused); None for snapshots made before the state kept the verdict."""
+        if not self._status_known:
+            return None
+        verdict = None if self.ws.verdict is None else self.ws.verdict[0]
+        return verdict is True, verdict is False, 1.0 if verdict is True else 0.0
+
+    _status_known = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deep copy: everything but the Docker client and the container, plus the
+        episode's state; the copy opens a container of its own with the same changes (an
+        independent episode with the same future)."""
+        state = self.__dict__.copy()
+        state["client"] = state["sandbox"] = state["ws"] = None
+        state["_copied_state"] = self._get_state()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        copied = state.pop("_copied_state", None)
+        self.__dict__.update(state)
+        from budgetgym.envs.coding.sandbox.docker_backend import docker_client
+
+        self.client = docker_client()
+        if copied is not None and self.task is not None:
+            self._set_state(self.task, self._episode_seed or 0, copied)
 
     def _teardown(self) -> None:
         if self.sandbox is not None:
