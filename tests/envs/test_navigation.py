@@ -212,6 +212,36 @@ def test_bad_input_costs_the_turn_and_changes_nothing(env, action):
     assert env._engine.get_state() == before
 
 
+# Each would have reached the C engine as it was: a line opening with a backslash is a dumb-frotz
+# command (an unknown one made it read the same line forever, in C, where no time limit reaches), and
+# a lone surrogate cannot be encoded for it (the step raised).
+ENGINE_HOSTILE = ["\\help", "\\ud800 sorry, cannot 1,234.5", "\\", "\ud800 go north", "xyzzy \udfff",
+                  '{"name": "command", "arguments": {"command": "\\\\q"}}',
+                  '{"name": "command", "arguments": {"command": "\\ud800 look"}}']
+
+
+def test_frotz_escapes_and_lone_surrogates_never_hang_or_raise_and_change_nothing(tmp_path):
+    # In a child process with a time limit, its output thrown away (a looping engine prints without
+    # end): a hang fails the test instead of stopping the suite. The answers come back in a file.
+    answers_file = tmp_path / "answers.json"
+    code = ("import json, random, sys; sys.path.insert(0, {tests!r}); from test_navigation import _walk; "
+            "from budgetgym.envs.navigation import NavigationEnv; env = NavigationEnv(); "
+            "env.reset(seed=0, options={{'task_id': 'nav-hard-002'}}); _walk(env, random.Random(5), 2); "
+            "before = env._engine.get_state(); answers = []\n"
+            "for action in json.loads(sys.argv[1]):\n"
+            "    observation, reward, terminated, truncated, info = env.step(action)\n"
+            "    assert env._engine.get_state() == before, action\n"
+            "    answers.append([observation, reward, terminated])\n"
+            "open(sys.argv[2], 'w').write(json.dumps(answers))").format(tests=str(Path(__file__).parent))
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(ENGINE_HOSTILE), str(answers_file)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = json.loads(answers_file.read_text())
+    assert len(answers) == len(ENGINE_HOSTILE)
+    assert all(observation.strip() and reward == 0.0 and not terminated for observation, reward, terminated in answers)
+    assert "lone surrogates" in answers[3][0] and "lone surrogates" in answers[6][0]
+
+
 def test_a_batch_of_commands_runs_in_order(env):
     env.reset(seed=0, options={"task_id": "nav-easy-000"})
     first, second = TASKS.get("nav-easy-000")["walkthrough"][:2]

@@ -169,10 +169,17 @@ class NavigationEnv(TextEnv):
         """Run one command in the game; the game's cleaned answer (the ``command`` tool's body)."""
         from budgetgym.envs.navigation.engine import EngineError
 
-        command = command.strip()
+        # A line that opens with a backslash is one of dumb-frotz's own commands, not the game's: an
+        # unknown one made it read the same line again forever, in C, where no time limit reaches. The
+        # game needs no backslash in a command, so none goes to the engine.
+        command = command.replace("\\", " ").strip()
         if not command:
             return "Type a command, e.g. 'look'."
-        if len(command.encode("utf-8")) > MAX_COMMAND_BYTES:
+        try:
+            size = len(command.encode("utf-8"))
+        except UnicodeEncodeError:  # lone surrogates: no byte string for the engine holds them
+            return "That command holds characters that are not text (lone surrogates); nothing happened."
+        if size > MAX_COMMAND_BYTES:
             return f"That command is longer than the game's {MAX_COMMAND_BYTES}-byte input; nothing happened."
         try:
             result = STEP_LIMITS.run(self._engine.step, command)
