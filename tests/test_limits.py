@@ -110,3 +110,16 @@ def test_a_bounded_call_inside_another_runs_under_the_outer_deadline():
 def test_limits_refuse_nonsense(kwargs):
     with pytest.raises(ValueError):
         Limits(**kwargs)
+
+
+def test_a_call_that_ends_past_its_deadline_before_the_watchdog_runs_is_over_its_time(monkeypatch):
+    """A C call holds the interpreter, so on a busy machine it can end before the watchdog thread
+    gets to run: it ran past its limit all the same. Here the watchdog is made to wait an hour."""
+    from budgetgym.core import limits as module
+
+    watchdog = module._watchdog()
+    arm = watchdog.arm
+    monkeypatch.setattr(watchdog, "arm", lambda token, seconds: arm(token, 3600.0))
+    with pytest.raises(TimeLimitExceeded, match="ran past the time limit of 0.01 s"):
+        Limits(seconds=0.01).run(time.sleep, 0.05)
+    assert Limits(seconds=5).run(time.sleep, 0.001) is None  # within its limit: returned

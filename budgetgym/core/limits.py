@@ -19,7 +19,8 @@ What really bounds what:
   workers, Ray actors, thread pools), costs about a microsecond per call, and cannot fire after the
   call returned (a pending interruption is withdrawn under the watchdog's lock).
 * **One long C call** (a regular expression, a big-integer power, a C game engine's step) holds the
-  interpreter: it is interrupted when it returns to Python code, not before. Bound such work where it
+  interpreter: it is interrupted when it returns to Python code, not before; one that ends past
+  its deadline before the watchdog got to run is reported as over its time all the same. Bound such work where it
   starts (arguments checked by the tool's schema, as BFCL's ``MathAPI`` precision is), or run that
   backend in its own process and let the process's own timeout kill it (a container's or a browser's
   timeout: the sandbox and browser families do that).
@@ -211,6 +212,7 @@ def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: flo
     token = next(_tokens)
     watchdog = _watchdog()
     _local.bounded = True
+    deadline = time.monotonic() + seconds
     try:
         try:
             watchdog.arm(token, seconds)
@@ -224,7 +226,9 @@ def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: flo
         fired = True
     finally:
         _local.bounded = False
-    if fired:
+    # A call that holds the interpreter (a C call) can end before the watchdog thread gets to run
+    # (more so on a busy machine): it is past its limit all the same, whether or not it was stopped.
+    if fired or time.monotonic() > deadline:
         raise TimeLimitExceeded(f"{_name(fn)} ran past the time limit of {seconds:g} s and was stopped; "
                                 "the call was undone")
     return result
