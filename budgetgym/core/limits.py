@@ -215,7 +215,7 @@ def _with_deadline(fn: Callable[..., T], args: tuple, kwargs: dict, seconds: flo
     deadline = time.monotonic() + seconds
     try:
         try:
-            watchdog.arm(token, seconds)
+            watchdog.arm(token, deadline)
             result = fn(*args, **kwargs)
         finally:
             fired = watchdog.disarm(token)
@@ -246,8 +246,8 @@ class _Watchdog:
         self._thread = threading.Thread(target=self._watch, name="budgetgym-limits", daemon=True)
         self._thread.start()
 
-    def arm(self, token: int, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
+    def arm(self, token: int, deadline: float) -> None:
+        """Interrupt the calling thread at ``deadline`` (``time.monotonic()``) unless disarmed first."""
         with self._lock:
             self._armed[token] = [threading.get_ident(), deadline, False]
             if deadline < self._wake_at:
