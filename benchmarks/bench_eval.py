@@ -52,7 +52,7 @@ import gymnasium as gym
 
 import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core.env import text_env
-from budgetgym.eval._extras import MissingExtraError
+from budgetgym.core.extras import MissingExtra
 from budgetgym.eval.agents import NoisyOracleAgent
 from budgetgym.eval.executors import ProcessExecutor, RayExecutor, SerialExecutor, ThreadExecutor, WorkerSetup
 from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_KS, run_sweep
@@ -195,7 +195,7 @@ def ray_costs(workers: int) -> dict[str, Any]:
         started = time.perf_counter()
         ray = RayExecutor(workers).start()
         start_s = time.perf_counter() - started
-    except MissingExtraError:
+    except MissingExtra:
         return {"measured": False, "why": "not installed (pip install 'budgetgym[ray]')"}
     except Exception as err:  # a local cluster that does not come up (an overloaded machine): say so
         return {"measured": False, "why": f"failed to start: {type(err).__name__}: {err}"}

@@ -10,6 +10,7 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
   family sets no flags: the core owns the episode's bookkeeping;
 * ``_oracle() -> Action | None``: the next action of a known-good solution, structured; the core's
   ``oracle_action()`` renders it (``_render_oracle``) and answers None once the episode has ended;
+* ``max_calls_per_turn``: the family's action rule (see the attribute), shown in its docstring;
 * optionally ``initial_observation`` (a task's first observation and tools without a reset, for
   the dataset export), ``_parse_bare`` (bare commands), ``admissible_actions``, the fast snapshot
   path ``_get_state`` / ``_set_state`` (with ``_state_schema`` and ``_state_status``, which a restore
@@ -31,6 +32,7 @@ from typing import Any, ClassVar, Collection, Mapping, Sequence
 import gymnasium as gym
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
+from budgetgym.core.budgets import REVEAL_ROOM
 from budgetgym.core.schemas import validator_for
 from budgetgym.core.spaces import UnicodeText
 from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
@@ -46,6 +48,11 @@ _MAX_RECORDED_ACTION = 1 << 20
 
 class SnapshotError(ValueError):
     """A snapshot that this env cannot restore (another env, task set or version, or corrupt)."""
+
+
+class BackendUnavailable(RuntimeError):
+    """An env's backend cannot run here (no browser, an engine that does not load, a sandbox that
+    cannot start its interpreter). The message is one line: the cause, then the fix."""
 
 
 @dataclass(frozen=True, init=False)
@@ -120,7 +127,15 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: What an LLM needs to know about the family beyond the tools (the chat view uses it).
     instructions: ClassVar[str] = ""
     max_action_length: ClassVar[int] = 65_536
+    #: The observation space's length. The env itself writes at most ``observation_limit``
+    #: characters (this less ``REVEAL_ROOM``), leaving room for a budget wrapper's revealed text.
     max_observation_length: ClassVar[int] = 262_144
+    #: The action rule: how many tool calls one turn may hold. 1 where each action depends on what
+    #: the last one showed (a game command, a page, a shell): a second call in a turn is an invalid
+    #: action, so a turn is one interaction and ``1x`` is the true shortest solution. Families whose
+    #: calls may be independent (function calling, as BFCL's own format has it) allow parallel calls,
+    #: up to ``MAX_CALLS_PER_STEP``. Every family states its rule on its class.
+    max_calls_per_turn: ClassVar[int] = 1
     #: Reward integrity (``budgetgym probe exploits``): the family's own exploit agents by name, as
     #: ``"module:Class"`` under ``budgetgym.eval.exploits`` (the generic ones apply to every family).
     exploits: ClassVar[Mapping[str, str]] = {}
@@ -161,6 +176,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self.task: Task | None = None
         self._episode_seed: int | None = None
         self._turn = 0
+        self._calls = 0
         self._transcript: list[tuple[str, str]] = []
         self._first_observation = ""
         self._last_observation = ""
@@ -190,6 +206,14 @@ class TextEnv(gym.Env[str, str], abc.ABC):
 
     def _teardown(self) -> None:
         """Release what the backend holds outside this process (browsers, containers, folders)."""
+
+    def check_backend(self) -> None:
+        """Raise :class:`BackendUnavailable` when this env's backend cannot really run here.
+
+        Called once per env id before a sweep, probe, adapter or export fans out, so that a broken
+        backend is refused in one line instead of scoring every episode 0. The default has nothing to
+        check (a pure-Python family); a family with an outside backend (a browser, a game engine, a
+        sandbox) overrides it with the cheapest check that runs that backend for real."""
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
         """A mistaken action of ``kind`` to play here and now instead of the oracle's, and the
@@ -261,7 +285,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         episode_seed = seed if seed is not None else int(self.np_random.integers(_SEED_BOUND))
         self._begin(task, episode_seed)
-        self._first_observation = self._last_observation = self._load_task(task, episode_seed)
+        self._first_observation = self._last_observation = self._fit(self._load_task(task, episode_seed))
         self._ready = True
         return self._last_observation, self._info(at_reset=True)
 
@@ -277,11 +301,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             error = f"The action is {len(action)} characters long; at most {self.max_action_length}."
         else:
             try:
-                parsed = parse_action(action, previous_tools, bare=self._parse_bare, allow_message=self.accepts_messages)
+                parsed = self._parse(action, previous_tools)
             except ActionError as err:
                 error = str(err)
         valid = error is None
         if valid:
+            self._calls += len(parsed.calls)
             outcome = self._execute(parsed)
             observation = outcome.observation
             if outcome.progress is not None:
@@ -291,8 +316,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 self._terminal_reward = outcome.reward
         else:
             observation = f"Invalid action: {error}"
-        if len(observation) > self.max_observation_length:
-            observation = observation[: self.max_observation_length - 15] + "\n[truncated]"
+        if len(observation) > self.observation_limit:
+            observation = self._fit(observation)
         turn = self._turn = self._turn + 1
         self._transcript.append((action if isinstance(action, str) else repr(action), observation))
         self._last_observation = observation
@@ -311,7 +336,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         else:
             reward = self._progress - previous_progress
         # _info's fields, built here (a step makes one): the same keys in the same order.
-        info: dict[str, Any] = {"task_id": task.id, "turn": turn, "max_turns": task.max_turns,  # type: ignore[union-attr]
+        info: dict[str, Any] = {"task_id": task.id, "turn": turn, "calls": self._calls,
+                                "full_budget": task.max_turns,  # type: ignore[union-attr]
                                 "oracle_turns": task.oracle_turns, "success": solved,  # type: ignore[union-attr]
                                 "progress": self._progress}
         admissible = self.admissible_actions()
@@ -325,6 +351,60 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if self.render_mode == "human":
             self.render()
         return observation, reward, terminated, truncated, info
+
+    # ------------------------------------------------------------------ public hooks for other packages
+
+    def parse(self, text: str) -> Action:
+        """``text`` parsed as this env's ``step`` parses it now: its tools, bare commands, messages
+        and action rule (``max_calls_per_turn``). Raises :class:`ActionError` with the text ``step``
+        would answer; changes nothing."""
+        if not isinstance(text, str):
+            raise ActionError(f"The action must be text, got {type(text).__name__}.")
+        return self._parse(text, self.tools)
+
+    def render_oracle(self, action: Action) -> str:
+        """The text this env's oracle sends for a structured ``action`` (what ``oracle_action``
+        renders; families with bare commands render those)."""
+        return self._render_oracle(action)
+
+    def current_info(self) -> dict[str, Any]:
+        """The ``info`` of the current state, as a step would report it (without the step's own
+        ``action_valid``/``action_error``); before the first reset a RuntimeError."""
+        if self.task is None:
+            raise RuntimeError("no episode: call reset() first")
+        return self._info(at_reset=False)
+
+    @property
+    def episode_seed(self) -> int | None:
+        """The seed of the running episode (what ``_load_task`` got, and a snapshot records)."""
+        return self._episode_seed
+
+    @property
+    def calls(self) -> int:
+        """Tool calls run in this episode, a restored prefix included (invalid actions run none)."""
+        return self._calls
+
+    @property
+    def observation_limit(self) -> int:
+        """The most characters this env writes in one observation: the space's length less the room
+        kept for a budget wrapper's revealed text (``REVEAL_ROOM``)."""
+        return self.max_observation_length - REVEAL_ROOM
+
+    def _parse(self, text: str, tools: Mapping[str, Tool]) -> Action:
+        return parse_action(text, tools, bare=self._parse_bare, allow_message=self.accepts_messages,
+                            max_calls=self.max_calls_per_turn, rule=self._action_rule)
+
+    @property
+    def _action_rule(self) -> str:
+        return (f"{type(self).__name__} takes one tool call a turn (each action depends on what the last one "
+                "showed): send one call and read its result before the next")
+
+    def _fit(self, observation: str) -> str:
+        """An observation cut to ``observation_limit``, its start kept."""
+        limit = self.observation_limit
+        if len(observation) <= limit:
+            return observation
+        return observation[: limit - 12] + "\n[truncated]"
 
     def structured_oracle(self) -> Action | None:
         """The oracle's next action as an :class:`Action`; None when the episode has ended (or
@@ -424,6 +504,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             self._turn = len(transcript)
             self._check_state(task, snap["state"])
             self._set_state(task, snap["seed"], snap["state"])
+            self._calls = self._count_calls(transcript)
             self._solved, self._failed, self._progress = expected
             derived = self._state_status()
             if derived is not None and not _same_status(derived, expected):
@@ -431,7 +512,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                                     f"progress={expected[2]}, but its state gives solved={derived[0]}, "
                                     f"failed={derived[1]}, progress={derived[2]}")
         else:
-            self._first_observation = self._load_task(task, snap["seed"])
+            self._first_observation = self._fit(self._load_task(task, snap["seed"]))
             if self._first_observation != snap["first_observation"]:
                 raise SnapshotError("snapshot replay diverged at reset: the task's first observation differs")
             self._ready = True
@@ -451,6 +532,19 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                                     "match) and its state is not what replaying its transcript gives")
         self._last_observation = transcript[-1][1] if transcript else self._first_observation
         self._ready = not (self._solved or self._failed or self._turn >= task.max_turns)
+
+    def _count_calls(self, transcript: Sequence[Sequence[str]]) -> int:
+        """The tool calls a restored prefix ran, read from its actions as this env parses them now
+        (the replay path counts them as it steps)."""
+        count = 0
+        for action, observation in transcript:
+            if observation.startswith("Invalid action: "):
+                continue
+            try:
+                count += len(self._parse(action, self.tools).calls)
+            except ActionError:
+                continue
+        return count
 
     def _check_state(self, task: Task, state: Any) -> None:
         """Validate a snapshot's fast-restore state against the family's schema, if it has one."""
@@ -540,6 +634,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self.task = task
         self._episode_seed = seed
         self._turn = 0
+        self._calls = 0
         self._transcript = []
         self._solved = self._failed = False
         self._progress = 0.0
@@ -550,7 +645,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         info: dict[str, Any] = {
             "task_id": task.id,  # type: ignore[union-attr]
             "turn": self._turn,
-            "max_turns": task.max_turns,  # type: ignore[union-attr]
+            "calls": self._calls,
+            "full_budget": task.max_turns,  # type: ignore[union-attr]
             "oracle_turns": task.oracle_turns,  # type: ignore[union-attr]
             "success": self._solved,
             "progress": self._progress,

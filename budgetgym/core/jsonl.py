@@ -1,14 +1,20 @@
 """The one JSON-lines module: tasks, failure states, episodes and exports are all read and written here.
 
-Writes are atomic (a temporary file in the same folder, then ``os.replace``), so a killed writer
-leaves either the old file or the new one, never half of one. Text is UTF-8; ``ensure_ascii=False``
-keeps non-ASCII text readable.
+Writes go through :func:`write_text`: over a regular file (or where none is) they are atomic (a
+temporary file in the same folder, then ``os.replace``), so a killed writer leaves either the old
+file or the new one, never half of one; to a device or a pipe (``/dev/stdout``, ``/dev/null``) the
+text is streamed, and the node is never replaced; a folder or any other kind of node is refused.
+Text is UTF-8. Two line forms: :func:`dumps_line` keeps non-ASCII text readable (assets, exports);
+:func:`dumps_ascii` writes JSON's ASCII escapes with sorted keys, so every Python ``str`` (lone
+surrogates included) round-trips and equal records give equal bytes (episode files).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable, Mapping, TypedDict
 
@@ -34,25 +40,68 @@ def read_jsonl(path: str | Path) -> list[Record]:
 
 
 def dumps_line(record: Mapping[str, Any], *, sort_keys: bool = False) -> str:
-    """One record as one line, newline included."""
+    """One record as one line, newline included, non-ASCII text as it is."""
     return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys) + "\n"
 
 
-def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]], *, sort_keys: bool = False) -> int:
-    """Write ``records`` one a line, atomically; return how many were written."""
+#: One encoder for every ASCII line (``json.dumps`` with options builds an encoder per call).
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, allow_nan=False)
+
+
+def dumps_ascii(record: Mapping[str, Any]) -> str:
+    """One record as one line: ASCII escapes (any str round-trips), sorted keys (stable bytes), no NaN."""
+    return _ASCII_ENCODER.encode(record) + "\n"
+
+
+def write_text(path: str | Path, text: str) -> tuple[int, str]:
+    """Write ``text`` (UTF-8) to ``path``; return the size and SHA-256 of the bytes written.
+
+    A regular file, or a path where nothing is, is written atomically (a temporary file beside it,
+    then a rename); a symbolic link's target is written so. A character device or a pipe is written to as it is (streamed), never replaced.
+    A folder, or any other kind of node, raises ``IsADirectoryError`` or ``OSError`` and nothing is
+    written. A missing parent folder raises ``FileNotFoundError``."""
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    count = 0
+    if path.is_symlink():  # write the file the link names; the link stays a link
+        path = Path(os.path.realpath(path))
+    data = text.encode("utf-8")
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(dumps_line(record, sort_keys=sort_keys))
-                count += 1
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "is a folder, not a file", str(path))
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return len(data), hashlib.sha256(data).hexdigest()
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OSError(22, "is neither a regular file nor a device: not replaced", str(path))
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
         os.replace(temporary, path)
     finally:
         if temporary.exists():
             temporary.unlink()
-    return count
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> tuple[int, str]:
+    """Write already encoded lines (each ending in a newline) with :func:`write_text`."""
+    return write_text(path, "".join(lines))
+
+
+def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]], *, sort_keys: bool = False,
+                ascii: bool = False) -> int:
+    """Write ``records`` one a line with :func:`write_text`; return how many were written.
+    ``ascii=True`` writes :func:`dumps_ascii` lines (the episode files' form)."""
+    if ascii:
+        lines = [dumps_ascii(record) for record in records]
+    else:
+        lines = [dumps_line(record, sort_keys=sort_keys) for record in records]
+    write_lines(path, lines)
+    return len(lines)
 
 
 class EpisodeRecord(TypedDict, total=False):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from budgetgym.core.env import text_env
-from budgetgym.eval._extras import MissingExtraError, require
+from budgetgym.core.extras import MissingExtra, require
 from budgetgym.eval.agents import AgentError, make_agent
 from budgetgym.eval.episode_log import SweepLockedError
 from budgetgym.eval.executors import EXECUTORS, ExecutorError, make_executor
@@ -199,7 +199,7 @@ def _handled(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
         except KeyboardInterrupt:
             print("\nbudgetgym: interrupted; what finished is kept: run the same command to resume", file=sys.stderr)
             return EXIT_INTERRUPTED
-        except (AgentError, ExecutorError, MissingExtraError, SweepLockedError) as err:
+        except (AgentError, ExecutorError, MissingExtra, SweepLockedError) as err:
             return _failure(err, EXIT_FAILURE)
         except KeyError as err:  # a KeyError's str() is the repr of its argument
             return _failure(err.args[0] if err.args else err, EXIT_USAGE)

@@ -8,8 +8,8 @@ What the file promises:
 * **One writer.** ``open()`` takes an OS lock (``fcntl.flock``) on ``<file>.lock`` for as long
   as the sweep runs; a second sweep into the same file is refused with :class:`SweepLockedError`.
   The kernel releases the lock when its holder dies, so a killed run leaves no stale lock.
-* **Any text.** Lines are written with JSON's ASCII escapes, so every Python ``str`` (lone
-  surrogates included, which a server's ``\\ud800`` escape decodes to) round-trips.
+* **Any text.** Lines are written with JSON's ASCII escapes (``core.jsonl.dumps_ascii``), so every Python ``str`` (lone surrogates included, which a server's ``\\ud800``
+  escape decodes to) round-trips.
 * **Nothing lost.** The log holds every record of the run; if the file is removed or replaced
   while the sweep runs, the next append rewrites it from them, and ``finalize()`` writes them all.
 * **Clear errors.** Every malformed line is reported by its line number, in one message.
@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from budgetgym.core.jsonl import Record
+from budgetgym.core.jsonl import Record, dumps_ascii, write_jsonl, write_lines
 
 Key = tuple[Any, ...]
 
@@ -105,15 +105,6 @@ def _read_lines(path: str | Path, required: Sequence[str]) -> list[tuple[Record,
     return records
 
 
-#: One encoder for every line (``json.dumps`` with options builds an encoder per call).
-_ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, allow_nan=False)
-
-
-def dumps(record: Mapping[str, Any]) -> str:
-    """One record as one line: ASCII escapes (any str round-trips), sorted keys (stable bytes)."""
-    return _ENCODER.encode(record) + "\n"
-
-
 class EpisodeLog:
     """The episodes file of a running sweep: locked, deduplicated, append-only, rewritten in
     canonical order by ``finalize()`` so an interrupted and resumed sweep ends byte for byte like an
@@ -158,7 +149,7 @@ class EpisodeLog:
                     if key not in found:
                         found[key] = record
                         # A line this module wrote is kept as it is (ASCII); any other is encoded anew.
-                        lines[key] = line if line.isascii() else dumps(record)
+                        lines[key] = line if line.isascii() else dumps_ascii(record)
                 self.duplicates_dropped = len(read) - len(found)
                 existing = found
                 if self.duplicates_dropped or not self._ends_cleanly():
@@ -178,9 +169,9 @@ class EpisodeLog:
     def extend(self, records: Sequence[Mapping[str, Any]], lines: Sequence[str] | None = None) -> None:
         """Add finished episodes that arrived together (a chunk from a worker): one write of whole
         lines, flushed at once (a kill loses at most the lines being written). ``lines`` are the
-        records' :func:`dumps`, where the caller has them already (encoded where the episodes ran)."""
+        records' :func:`~budgetgym.core.jsonl.dumps_ascii`, where the caller has them already (encoded where the episodes ran)."""
         if lines is None:
-            lines = [dumps(record) for record in records]
+            lines = [dumps_ascii(record) for record in records]
         for record, line in zip(records, lines, strict=True):
             self._lines[self.key(record)] = line
         if self._file_replaced():
@@ -214,7 +205,7 @@ class EpisodeLog:
     def _rewrite(self) -> tuple[int, str]:
         """Write the held records in canonical order, atomically, from their encoded lines (no record
         is encoded twice); return the written file's signature."""
-        return _write_lines(self.path, (self._lines[key] for key in sorted(self._lines)))
+        return write_lines(self.path, (self._lines[key] for key in sorted(self._lines)))
 
     def _acquire(self) -> None:
         import fcntl
@@ -262,20 +253,10 @@ class EpisodeLog:
 
 
 def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Write ``records`` to ``path`` atomically (a temporary file, then a rename)."""
+    """Write ``records`` to ``path`` as an episodes file (atomically), creating its folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_lines(path, (dumps(record) for record in records))
-
-
-def _write_lines(path: Path, lines: Iterable[str]) -> tuple[int, str]:
-    """Write ``lines`` to ``path`` atomically; return the file's :func:`_signature`."""
-    data = "".join(lines).encode("utf-8")
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-    os.replace(temporary, path)
-    return len(data), hashlib.sha256(data).hexdigest()
+    write_jsonl(path, records, ascii=True)
 
 
 def _signature(path: Path) -> tuple[int, str] | None:

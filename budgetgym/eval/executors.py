@@ -45,9 +45,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.extras import require
 from budgetgym.core.jsonl import Record
 from budgetgym.core.limits import is_watchdog
-from budgetgym.eval._extras import require
 from budgetgym.eval.agents.base import Agent
 
 EXECUTORS = ("serial", "threads", "processes", "ray")

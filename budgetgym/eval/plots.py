@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from budgetgym.eval._extras import require
+from budgetgym.core.extras import require
 
 
 def budget_label(budget: int | float | str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterator
 
-from budgetgym.eval._extras import require
+from budgetgym.core.extras import require
 
 DESCRIPTION_WIDTH = 24
 BAR_WIDTH = 16

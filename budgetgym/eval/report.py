@@ -9,8 +9,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from budgetgym.core.extras import require
 from budgetgym.core.jsonl import Record
-from budgetgym.eval._extras import require
 from budgetgym.eval.episode_log import budget_key
 from budgetgym.eval.metrics import INTERVAL_METHOD, difference_grid, pass_grid
 from budgetgym.eval.plots import budget_label, plot_difference_heatmaps, plot_pass_curves, plot_pass_heatmaps
@@ -154,9 +154,10 @@ def write_csv(summary: Mapping[str, Any], path: str | Path) -> Path:
     return Path(path)
 
 
-def write_report(summary: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
+def write_report(summary: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
     """summary.json, pass_at_k.csv, pass_heatmap.png, pass_curves.png (and reveal_difference.png
-    when several reveal modes ran) in ``out_dir``."""
+    when several reveal modes ran) in ``out_dir``; ``plots=False`` leaves out the PNGs (an install
+    without matplotlib)."""
     import json
 
     out = Path(out_dir)
@@ -164,6 +165,8 @@ def write_report(summary: Mapping[str, Any], out_dir: str | Path) -> dict[str, P
     files = {"json": out / "summary.json", "csv": out / "pass_at_k.csv"}
     files["json"].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     write_csv(summary, files["csv"])
+    if not plots:
+        return files
     files["heatmap"] = plot_pass_heatmaps(summary, out / "pass_heatmap.png")
     files["curves"] = plot_pass_curves(summary, out / "pass_curves.png")
     if summary.get("reveal_comparison"):

@@ -28,10 +28,10 @@ from typing import Any, Sequence
 import gymnasium as gym
 
 from budgetgym.core.env import text_env
-from budgetgym.core.jsonl import EpisodeRecord
+from budgetgym.core.jsonl import EpisodeRecord, dumps_ascii
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.agents.base import agent_config, prepare_agent, reads_budget
-from budgetgym.eval.episode_log import EpisodeLog, Record, dumps, episode_key
+from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_job_batches, start_executor
 from budgetgym.eval.progress import progress_bar
@@ -266,7 +266,7 @@ class WithLine:
 
     def __call__(self, worker: Worker, job: Job) -> tuple[Record, str]:
         record = self.work(worker, job)
-        return record, dumps(record)
+        return record, dumps_ascii(record)
 
 
 def config_difference(old: Any, new: Any) -> str:

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 import gymnasium as gym
 
 from budgetgym import chat
-from budgetgym.eval._extras import require
+from budgetgym.core.extras import require
 from budgetgym.eval.agents.base import AgentError
 
 TOOL_MODES = ("auto", *chat.TOOL_MODES)
