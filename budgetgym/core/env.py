@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Collection, Mapping, Sequence
 import gymnasium as gym
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
+from budgetgym.core.process_reward import ORACLE_DISTANCE, REWARD_MODES, OracleDistance, oracle_distance_problem
 from budgetgym.core.budgets import REVEAL_ROOM
 from budgetgym.core.schemas import validator_for
 from budgetgym.core.spaces import UnicodeText
@@ -96,6 +97,23 @@ def text_env(env: gym.Env) -> "TextEnv":
     return base
 
 
+#: The backends found working in this process, by what their env is made from (id and arguments).
+_BACKENDS_CHECKED: set[str] = set()
+
+
+def check_backend(env: gym.Env) -> None:
+    """``TextEnv.check_backend`` of the env under ``env``'s wrappers, once per env id and arguments
+    per process (a check that passed is not run again): what sweeps, probes, adapters and exports
+    call before they fan out. Raises :class:`BackendUnavailable`."""
+    spec = env.spec
+    key = repr((spec.id, sorted((k, repr(v)) for k, v in spec.kwargs.items()))) if spec is not None else None
+    if key is not None and key in _BACKENDS_CHECKED:
+        return
+    text_env(env).check_backend()
+    if key is not None:
+        _BACKENDS_CHECKED.add(key)
+
+
 def render_action(action: Action) -> str:
     """The canonical text of a structured action: the message itself, one JSON tool call, or a JSON
     list of them. The shared parser reads it back to the same action."""
@@ -113,8 +131,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         split: the task split to draw from (None: every task of the family).
         task_ids: restrict the env to these tasks.
         tasks: a custom :class:`TaskSet` (for example freshly generated tasks) instead of the assets.
-        reward_mode: ``"sparse"`` (1.0 on the final step of a solved task, else 0.0) or
-            ``"progress"`` (each step's reward is the change in ``info["progress"]``).
+        reward_mode: ``"sparse"`` (1.0 on the final step of a solved task, else 0.0),
+            ``"progress"`` (each step's reward is the change in ``info["progress"]``) or
+            ``"oracle_distance"`` (the change in minus the oracle's remaining turns, in solution
+            lengths: :mod:`budgetgym.core.process_reward`; envs whose oracle plans from any state).
         render_mode: ``"ansi"`` (``render()`` returns the last turn as text) or ``"human"`` (prints it).
     """
 
@@ -146,6 +166,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: Set (to the reason) for adapters scored by an upstream checker: their exploit figures are
     #: reported as upstream's, not held to the contract's threshold.
     exploit_upstream: ClassVar[str | None] = None
+    #: The oracle solves the task from any state the agent's actions can reach (it plans from the
+    #: state rather than replaying a script): ``reward_mode="oracle_distance"`` needs it.
+    oracle_plans_from_any_state: ClassVar[bool] = False
     #: The kinds of mistake ``propose_mistake`` can make (the failure-state builder asks for these).
     failure_kinds: ClassVar[tuple[str, ...]] = ()
     #: The kinds whose mistake must move ``state_key()`` off the clean solution's path (None: all;
@@ -160,8 +183,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         reward_mode: str = "sparse",
         render_mode: str | None = None,
     ) -> None:
-        if reward_mode not in ("sparse", "progress"):
-            raise ValueError(f"reward_mode must be 'sparse' or 'progress', got {reward_mode!r}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
+        if reward_mode == ORACLE_DISTANCE and oracle_distance_problem(self) is not None:
+            raise ValueError(oracle_distance_problem(self))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.all_tasks = tasks if tasks is not None else load_tasks(self.family)
@@ -169,6 +194,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if not self.tasks:
             raise ValueError(f"no tasks selected (split={split!r}, task_ids={task_ids!r})")
         self.reward_mode = reward_mode
+        self._distance = OracleDistance() if reward_mode == ORACLE_DISTANCE else None
         self.render_mode = render_mode
         self.observation_space = UnicodeText(self.max_observation_length)
         self.action_space = UnicodeText(self.max_action_length)
@@ -272,6 +298,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             # The restore first: a refused snapshot leaves even the generator's state as it was.
             observation = self._restore(options["snapshot"])
             super().reset(seed=seed)
+            if self._distance is not None:
+                self._distance.start(self)
             return observation, self._info(at_reset=True)
         super().reset(seed=seed)
         if "task_id" in options:
@@ -287,6 +315,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._begin(task, episode_seed)
         self._first_observation = self._last_observation = self._fit(self._load_task(task, episode_seed))
         self._ready = True
+        if self._distance is not None:
+            self._distance.start(self)
         return self._last_observation, self._info(at_reset=True)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -333,8 +363,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 reward = float(self._terminal_reward)
             else:
                 reward = 1.0 if solved else 0.0
-        else:
+        elif self._distance is None:
             reward = self._progress - previous_progress
+        else:
+            reward = self._distance.reward(self, changed=valid)
         # _info's fields, built here (a step makes one): the same keys in the same order.
         info: dict[str, Any] = {"task_id": task.id, "turn": turn, "calls": self._calls,
                                 "full_budget": task.max_turns,  # type: ignore[union-attr]
@@ -470,6 +502,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         :class:`SnapshotError` and leaves the running episode exactly as it was, steppable."""
         task, transcript = self._check_snapshot(snap)
         sibling = self._sibling()
+        distance, sibling._distance = self._distance, None  # a replay pays no process reward
         try:
             sibling._rebuild(task, snap, transcript)
         except SnapshotError:
@@ -477,6 +510,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         except Exception as err:  # a family's own check that raised something else: still a refusal
             raise SnapshotError(f"the snapshot's state could not be restored ({type(err).__name__}: {err})") from err
         self.__dict__.update(sibling.__dict__)
+        self._distance = distance
         return self._last_observation
 
     def _sibling(self) -> "TextEnv":

@@ -1,0 +1,200 @@
+"""Process supervision from the oracle's distance: ``reward_mode="oracle_distance"``.
+
+The reward of a step is the change in a potential of the state (potential-based shaping, Ng, Harada
+and Russell 1999)::
+
+    reward(s -> s') = Phi(s') - Phi(s),    Phi(s) = -turns(s) / oracle_turns
+
+``turns(s)`` is the number of turns the env's oracle takes to solve the task from ``s``, found by
+playing the oracle on a copy of the env (a shadow env restored to ``s``'s snapshot, its clock set
+back so the whole budget is ahead of it); ``oracle_turns`` is the task's shortest solution from its
+start (``info["oracle_turns"]``), so Phi is on the scale of solution lengths and a solved episode
+from the task's start earns 1.0 in all, as under ``"progress"``. A solved state has ``turns = 0``;
+a state the oracle does not solve from within the task's full budget ``max_turns`` (a failure for
+good, a dead end, an oracle that gives up) has ``turns = max_turns``, the floor.
+
+The contract:
+
+* **A cycle earns nothing.** The rewards of an episode sum to ``Phi(s_T) - Phi(s_0)`` exactly: each
+  step's reward subtracts the potential that the previous step's reward added (carried, never
+  recomputed), so loops, undo/redo, oscillation and progress-then-regress net out by construction,
+  whatever the cache holds. An episode's return is at most ``-Phi(s_0)`` (its start's distance in
+  solution lengths), reached exactly when it ends solved.
+* **The optimal policy is unchanged.** ``gamma = 1`` (``Phi(s') - Phi(s)``, not ``gamma Phi(s') -
+  Phi(s)``): episodes are bounded by their turn budget and the suite measures undiscounted success,
+  so the sum telescopes as it stands and a self-loop earns exactly 0 (with ``gamma < 1`` and a
+  negative Phi, standing still would pay ``(1 - gamma) |Phi|`` a turn). Since Phi is largest (0) on
+  solved states, an episode that ends solved earns more than any that does not: in these
+  deterministic envs, a policy that maximises this return solves whenever solving is possible,
+  which is what the sparse reward asks. Among unsolved episodes the shaping prefers those that end
+  closer, which the sparse reward leaves unranked: that is the signal it adds.
+* **A potential is a function of the state.** Turns are cached per :func:`state_digest`, a digest of
+  the env's fast-restore state (``_get_state()``): what a restore rebuilds the whole future from.
+  Not ``state_key()``: that key leaves out what the task's outcome does not depend on but the
+  remaining turns do (the lookups made in a FunctionCalling user turn, the file viewed in Coding,
+  the page Web's ``back`` returns to), so one key would hold states that are several turns apart.
+  Every state on an oracle rollout is cached with it, so an agent on or near the oracle's path pays
+  a dictionary lookup; an invalid action changes no state and costs nothing. The cache lives with
+  the env for one task and episode seed, cleared when either changes.
+
+Limits (read them before training on it):
+
+* One oracle path is not the only good one. ``turns(s)`` is the oracle's length, an upper bound of
+  the true distance: a step onto another shortest solution that the oracle does not take can look
+  like a step back (it is paid back when the episode ends solved, since the sum telescopes), and a
+  state the oracle cannot recover from but a cleverer agent could is at the floor.
+* It costs an oracle rollout from every state not seen before (a restore and ``turns(s)`` steps on
+  the shadow env): cheap for in-memory families, the price of ``turns(s)`` real steps where a step
+  runs tests (Coding). ``benchmarks/bench_process_reward.py`` measures it against the sparse mode.
+* It needs an oracle that plans from any state (``TextEnv.oracle_plans_from_any_state``), not one
+  that replays a fixed script, and a fast-restore state to key the cache and to copy the state;
+  an env without either refuses the mode at construction with a message that says which.
+* Phi reads the oracle, which agents never see; the reward itself tells no more than how much
+  closer a step came (in solution lengths), never which action the oracle would take.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from budgetgym.core.rollout import rollout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from budgetgym.core.env import TextEnv
+
+ORACLE_DISTANCE = "oracle_distance"
+REWARD_MODES = ("sparse", "progress", ORACLE_DISTANCE)
+"""Every ``reward_mode`` a ``TextEnv`` takes (see its docstring and this module's)."""
+
+#: The cache is cleared at a reset once it holds this many states (never within an episode).
+MAX_CACHED_STATES = 65_536
+
+
+def state_digest(env: "TextEnv") -> str:
+    """A digest of ``env``'s fast-restore state (``_get_state()``, canonical JSON): equal digests
+    mean the same future under the same actions. The oracle-distance cache and the step-level groups
+    (:mod:`budgetgym.train.step_groups`) key states by it. Needs a family with a fast restore."""
+    text = json.dumps(env._get_state(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def oracle_distance_problem(env: "TextEnv") -> str | None:
+    """Why ``env`` cannot give the oracle-distance reward, or None when it can."""
+    name = type(env).__name__
+    if not env.oracle_plans_from_any_state:
+        return (f"{name} cannot give reward_mode='oracle_distance': its oracle does not plan from any state "
+                f"(oracle_plans_from_any_state is False), so its remaining turns are not a distance; "
+                f"use 'sparse' or 'progress'")
+    from budgetgym.core.env import TextEnv
+
+    if type(env)._get_state is TextEnv._get_state:
+        return (f"{name} cannot give reward_mode='oracle_distance': it restores by replay only (no fast-restore "
+                f"state to key and copy states by); use 'sparse' or 'progress'")
+    return None
+
+
+class OracleDistance:
+    """The oracle-distance potential of one env's states, and the step reward it pays (see the module).
+
+    The env calls :meth:`start` once an episode has begun (a reset or a restore) and :meth:`reward`
+    after each step. ``hits`` and ``misses`` count cache lookups (an oracle rollout per miss)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+        self._scope: tuple[str, int] | None = None
+        self._unit: int | None = None  # the oracle's turns from the task's start, for the scope
+        self._shadow: TextEnv | None = None
+        #: Phi of the env's current state (None before the first episode starts).
+        self.potential: float | None = None
+        self.hits = 0
+        self.misses = 0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "OracleDistance":
+        # A copied env pays the same rewards from here on; its shadow is rebuilt when first needed.
+        twin = OracleDistance()
+        twin.__setstate__(self.__getstate__())
+        twin._cache = dict(self._cache)
+        return twin
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_cache": self._cache, "_scope": self._scope, "_unit": self._unit, "potential": self.potential}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+        self._cache, self._scope, self._unit = state["_cache"], state["_scope"], state["_unit"]
+        self.potential = state["potential"]
+
+    def start(self, env: "TextEnv") -> None:
+        """An episode began (or was restored) in ``env``: take its state's potential."""
+        scope = (env.task.id, env._episode_seed)  # type: ignore[union-attr]
+        if scope != self._scope or len(self._cache) > MAX_CACHED_STATES:
+            self._cache.clear()
+            self._scope, self._unit = scope, None
+        self.potential = self.phi(env)
+
+    def reward(self, env: "TextEnv", changed: bool = True) -> float:
+        """The reward of the step ``env`` just took: Phi(now) - Phi(before). ``changed=False`` (an
+        invalid action, which changes no state) pays 0 without a lookup."""
+        before = self.potential
+        if before is None:  # no episode started through start() (a restore's replay)
+            return 0.0
+        if not changed:
+            return 0.0
+        now = self.potential = self.phi(env)
+        return now - before
+
+    def phi(self, env: "TextEnv") -> float:
+        """``-turns(s) / turns(start)`` for ``env``'s current state (start: the task's first state)."""
+        if self._unit is None:
+            if env.turn == 0:
+                self._unit = max(1, self.turns(env))
+            else:  # a restored episode: its task's start is measured on the shadow
+                shadow = self._shadow_of(env)
+                shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
+                self._unit = max(1, self._measure(shadow, env.task.max_turns))  # type: ignore[union-attr]
+        return -self.turns(env) / self._unit
+
+    def turns(self, env: "TextEnv") -> int:
+        """The oracle's turns to solve the task from ``env``'s current state (``max_turns``: never)."""
+        if env._solved:
+            return 0
+        floor = env.task.max_turns  # type: ignore[union-attr]
+        if env._failed:
+            return floor
+        key = state_digest(env)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        shadow = self._shadow_of(env)
+        shadow.reset(options={"snapshot": env.snapshot()})
+        return self._cache.setdefault(key, self._measure(shadow, floor))
+
+    def _shadow_of(self, env: "TextEnv") -> "TextEnv":
+        """The env the oracle is played on: a copy of ``env`` made once, moved by restores."""
+        if self._shadow is None:
+            self._shadow = copy.deepcopy(env)
+            self._shadow.reward_mode, self._shadow._distance = "sparse", None  # it pays no process reward
+        return self._shadow
+
+    def _measure(self, shadow: "TextEnv", floor: int) -> int:
+        """Play the oracle from the shadow's state; cache every state it passes; return its turns."""
+        # The whole budget ahead: turns(s) is a property of the state, not of the turns it has left.
+        shadow._turn = 0
+        shadow._ready = not (shadow._solved or shadow._failed)
+        path: list[str] = []  # the digest of each state the oracle acts from
+
+        def oracle(observation: str, info: dict[str, Any], _: Any) -> str | None:
+            path.append(state_digest(shadow))
+            return shadow.oracle_action()
+
+        played = rollout(shadow, oracle, reset=False, max_steps=floor)
+        solved = played.success
+        for index, digest in enumerate(path):
+            # The first value a state got stays: a potential is a function of the state.
+            self._cache.setdefault(digest, played.turns - index if solved else floor)
+        return self._cache[path[0]] if path else floor
