@@ -92,6 +92,7 @@ class CodingEnv(TextEnv):
     """Bug fixing in a sandboxed repository; see the module docstring."""
 
     family = "coding"
+    oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
     failure_kinds = FAILURE_KINDS
     exploits = {
         "submit-at-once": "budgetgym.eval.exploits.coding:SubmitAtOnce",

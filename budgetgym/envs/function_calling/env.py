@@ -111,6 +111,7 @@ class FunctionCallingEnv(TextEnv):
     """Multi-turn function calling over stateful services; see the module docstring."""
 
     family = "function_calling"
+    oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
     accepts_messages = True
     failure_kinds = failures.KINDS
     state_changing_kinds = failures.STATE_CHANGING

@@ -75,6 +75,7 @@ class NavigationEnv(TextEnv):
     """TextWorld games in the Jericho Z-machine (see the module docstring)."""
 
     family = "navigation"
+    oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
     instructions: ClassVar[str] = (
         "You are playing a text adventure game. Send one game command a turn, such as 'go north', "
         "'open door', 'take key from table', 'unlock chest with key', 'put apple on table' or 'look'. "

@@ -75,6 +75,7 @@ class WebEnv(TextEnv):
     """Web shopping over the shipped catalogue; see the module docstring."""
 
     family = "web"
+    oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
     instructions = (
         "You are shopping in a web shop for the instruction at the top of each page. Search with "
         "search[query], open items and choose options with click[element] (the element's text in "
