@@ -41,10 +41,17 @@ REGISTRY: tuple[EnvEntry, ...] = (
              "ALFWorld's household text games from the installed alfworld and its data (ALFWORLD_DATA)", adapter=True),
 )
 
+#: The client of an env served elsewhere (``budgetgym serve ID``): registered with Gymnasium but not an
+#: environment of its own, so not in ``REGISTRY`` (whose every id has tasks and runs the contract suite
+#: in process; tests/serve runs the contract's checks on this id against a server the test starts).
+REMOTE_ID = "budgetgym/Remote-v0"
+
 
 def register_envs() -> None:
-    """Register every id of ``REGISTRY`` with Gymnasium (idempotent)."""
+    """Register every id of ``REGISTRY``, and ``REMOTE_ID``, with Gymnasium (idempotent)."""
     for entry in REGISTRY:
         if entry.id not in gym.registry:
             # No TimeLimit: each TextEnv truncates at its task's own full budget.
             gym.register(id=entry.id, entry_point=entry.entry_point, disable_env_checker=False)
+    if REMOTE_ID not in gym.registry:
+        gym.register(id=REMOTE_ID, entry_point="budgetgym.serve.client:RemoteEnv", disable_env_checker=False)
