@@ -119,19 +119,28 @@ def parse_action(
     *,
     bare: BareParser | None = None,
     allow_message: bool = False,
+    max_calls: int = MAX_CALLS_PER_STEP,
+    rule: str = "",
 ) -> Action:
     """Parse one turn of model output into validated tool calls, or a message.
+
+    ``max_calls`` is the env's action rule (``TextEnv.max_calls_per_turn``): an output with more
+    calls is refused (nothing runs), with ``rule`` (why the env takes no more) in the message.
 
     Raises:
         ActionError: the output is malformed, names an unknown tool, or breaks a tool's schema; its
             text says what was wrong and the expected form.
     """
     try:
-        return _parse(text, tools, bare, allow_message)
+        action = _parse(text, tools, bare, allow_message)
     except _Problem as problem:
         tool = tools.get(problem.tool) if problem.tool else None
         expected = f"Expected {tool.signature()}." if tool is not None else expected_forms(tools)
         raise ActionError(f"{problem} {expected}") from None
+    if len(action.calls) > max_calls:
+        because = f"; {rule}" if rule else f"; this env takes at most {max_calls} a turn"
+        raise ActionError(f"This turn holds {len(action.calls)} tool calls{because}. Nothing was run.")
+    return action
 
 
 def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_message: bool) -> Action:
