@@ -32,13 +32,15 @@ from budgetgym.factory import make as _make
 
 #: Reset keys that go to the env's ``reset(options=...)``: the episode's task or snapshot.
 GYM_OPTIONS = ("task_id", "task_index", "snapshot")
-#: Reset keys that choose the wrappers, applied on the server by ``budgetgym.make`` (its keyword
-#: arguments, read from its signature, so a new wrapper option is served the day ``make`` takes it).
-WRAPPER_OPTIONS = tuple(name for name, p in inspect.signature(_make).parameters.items()
-                        if p.kind is inspect.Parameter.KEYWORD_ONLY)
+#: Reset keys that choose the wrappers, applied on the server by ``budgetgym.make``: those of its
+#: keyword arguments whose values are JSON (``tokenizer`` is code, so a server counts tokens its own
+#: way). Read against its signature, so a build whose ``make`` lacks one (``unit``) serves the rest.
+_SERVED = ("budget", "unit", "reveal", "budget_mix", "schedule", "inject_errors")
+_MAKE_OPTIONS = {name: p.default for name, p in inspect.signature(_make).parameters.items()
+                 if p.kind is inspect.Parameter.KEYWORD_ONLY}
+WRAPPER_OPTIONS = tuple(name for name in _SERVED if name in _MAKE_OPTIONS)
 #: The wrapper options' values when a reset does not give them (``budgetgym.make``'s defaults).
-WRAPPER_DEFAULTS = {name: p.default for name, p in inspect.signature(_make).parameters.items()
-                    if p.kind is inspect.Parameter.KEYWORD_ONLY}
+WRAPPER_DEFAULTS = {name: _MAKE_OPTIONS[name] for name in WRAPPER_OPTIONS}
 
 #: Error codes of ours beside OpenEnv's ``WSErrorCode`` values.
 MESSAGE_TOO_BIG = "MESSAGE_TOO_BIG"

@@ -33,6 +33,7 @@ import base64
 import binascii
 import hmac
 import ipaddress
+import os
 import socket
 import threading
 import uuid
@@ -432,3 +433,27 @@ def serve(config: ServeConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_POR
         ready(url)
     server.run(sockets=[sock])  # uvicorn handles Ctrl-C and SIGTERM: open sessions are closed, envs too
     return 0
+
+
+def read_token(token_file: str | None) -> str | None:
+    """The bearer token: the file's first line, else ``$BUDGETGYM_SERVE_TOKEN``, else None."""
+    from budgetgym.serve.client import TOKEN_VARIABLE
+
+    if token_file is not None:
+        with open(token_file, encoding="utf-8") as handle:
+            return handle.readline().strip() or None
+    return os.environ.get(TOKEN_VARIABLE) or None
+
+
+def serve_command(env_id: str, args: Any) -> int:
+    """``budgetgym serve ID``: serve until Ctrl-C, the URL printed once the socket listens."""
+    config = ServeConfig(env_id, env_kwargs={"split": args.split} if args.split else {},
+                         token=read_token(args.token_file), max_sessions=args.max_sessions,
+                         idle_seconds=args.idle_seconds, max_message_bytes=args.max_message_bytes)
+
+    def ready(url: str) -> None:
+        where = "this machine only" if is_loopback(args.host) else "reachable beyond this machine"
+        print(f"budgetgym serve: {env_id} on {url} (OpenEnv sessions at {url.replace('http', 'ws', 1)}/ws; {where}; "
+              f"{'token required' if config.token else 'no token'}); Ctrl-C stops it", flush=True)
+
+    return serve(config, args.host, args.port, ready=ready)
