@@ -197,10 +197,14 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from budgetgym.envs.web.server import serve
+    if args.target == "web":
+        from budgetgym.envs.web.server import serve
 
-    return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
-                 split=args.split)
+        return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
+                     split=args.split)
+    from budgetgym.serve.server import serve_command
+
+    return serve_command(check_env_id(args.target), args)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -238,8 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="start from a curated failure state (the episode so far is shown)")
     play.set_defaults(func=cmd_play)
 
-    serve = commands.add_parser("serve", help="serve a family over HTTP (web: the shop as HTML for browser agents)")
-    serve.add_argument("family", choices=["web"])
+    serve = commands.add_parser("serve", help="serve an env id over OpenEnv's protocol (web: the shop as HTML)",
+                                description="Serve an env id over OpenEnv's WebSocket protocol (docs/serving.md), or "
+                                            "`serve web`: the shop as HTML for browser agents.",
+                                formatter_class=Formatter)
+    serve.add_argument("target", metavar="ID", help="an env id (e.g. budgetgym/FunctionCalling-v0), or web")
+    serve.add_argument("--token-file", default=None, help="a file holding the clients' bearer token (default: "
+                       "$BUDGETGYM_SERVE_TOKEN; none: loopback only)")
+    serve.add_argument("--max-message-bytes", type=int, default=8 * 2**20, help="largest message (default 8 MiB)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--split", default=None, help="serve the instructions of this split (default: all)")
