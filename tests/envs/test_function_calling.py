@@ -24,6 +24,7 @@ from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.core.failures import oracle_plan
 from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states
 from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
+from budgetgym.envs.function_calling.env import OBJECTION
 from budgetgym.envs.function_calling.scoring import declines, has_fact
 
 ENV_ID = "budgetgym/FunctionCalling-v0"
@@ -128,10 +129,11 @@ def test_every_failure_state_restores_and_the_oracle_recovers(fast):
         assert info["turn"] <= env.unwrapped.task.max_turns
 
 
-def test_a_premature_answer_is_refused_by_the_user():
+def test_no_failure_state_holds_a_failed_answer():
+    # A failed answer ends the episode: no state to recover from holds one.
+    assert "premature_answer" not in KINDS
     for failure in FAILURES:
-        if failure["kind"] == "premature_answer":
-            assert "My request was:" in failure["snapshot"]["transcript"][-1][1], failure["id"]
+        assert not any(observation.startswith(OBJECTION) for _, observation in failure["snapshot"]["transcript"])
 
 
 def test_a_failure_state_really_holds_its_mistake():
@@ -315,16 +317,18 @@ def test_a_calendar_conflict_names_the_event_in_the_way():
 
 
 def test_an_impossible_request_must_be_declined_without_changes():
-    env = make()
+    env = make(retry_answers=True)
     env.reset(options={"task_id": "fc-curated-filesystem-tax-receipts"})
     while env.unwrapped.user_turn < 3:
         env.step(env.unwrapped.oracle_action())
-    assert env.unwrapped.task["turns"][3]["decline"]
+    turn = env.unwrapped.task["turns"][3]
+    assert turn["decline"]
+    objection = f"{OBJECTION} My request was: {turn['request']}"
     observation, *_ = env.step("Done, I emailed it.")
-    assert observation.startswith("User: Can that actually be done?") and env.unwrapped.user_turn == 3
+    assert observation == objection and env.unwrapped.user_turn == 3
     env.step('delete(path="/documents/taxes/2023/return.txt")')
     observation, *_ = env.step("Sorry, I can't send emails.")
-    assert "things have changed" in observation and env.unwrapped.user_turn == 3
+    assert observation == objection and env.unwrapped.user_turn == 3
     env.step('write_file(path="/documents/taxes/2023/return.txt", content="Tax return 2023: filed\\n")')
     observation, reward, terminated, _, info = env.step("Sorry, I can't send emails: I only have file tools.")
     assert terminated and info["success"] and reward == 1.0
@@ -343,28 +347,65 @@ def test_file_text_is_compared_by_its_lines():
     while env.unwrapped.user_turn < 2:
         env.step(env.unwrapped.oracle_action())
     env.step('write_file(path="/documents/taxes/2024/total.txt", content="Total: 537.5")')
-    observation, *_ = env.step("Done.")
-    assert observation.startswith("User: That isn't right yet") and env.unwrapped.user_turn == 2
+    observation, reward, terminated, _, info = env.step("Done.")
+    assert observation == OBJECTION and terminated and not info["success"] and reward == 0.0
+    assert env.unwrapped.user_turn == 2
 
 
 def test_an_ambiguous_request_is_answered_by_asking():
-    env = make()
+    env = make(retry_answers=True)
     env.reset(options={"task_id": "fc-curated-messaging-two-alexes"})
     env.step('find_contact(query="Alex")')
     observation, *_ = env.step("Which Alex do you mean?")
-    assert "haven't told me" in observation and env.unwrapped.user_turn == 0
+    assert observation.startswith(OBJECTION) and env.unwrapped.user_turn == 0
     observation, *_ = env.step("Do you mean Alex Berg or Alex Moreau?")
     assert observation == "User: Both of them, actually."
 
 
-def test_a_premature_answer_is_refused_and_the_turn_stays_open():
+def test_a_premature_answer_fails_the_episode_and_the_user_says_only_that():
     env = make(reward_mode="progress")
+    for task_id, turn_index in (("fc-curated-banking-rent-month", 0), ("fc-curated-filesystem-tax-receipts", 1)):
+        env.reset(options={"task_id": task_id})
+        while env.unwrapped.user_turn < turn_index:
+            env.step(env.unwrapped.oracle_action())
+        progress = env.unwrapped.user_turn / len(env.unwrapped.task["turns"])
+        observation, reward, terminated, truncated, info = env.step("Paid the rent: moved 450.00 first.")
+        assert observation == OBJECTION and terminated and not truncated and not info["success"]
+        assert reward == 0.0 and info["progress"] == progress and env.unwrapped.oracle_action() is None
+        # The ended episode restores as ended, both paths; a snapshot that goes on after it is refused.
+        snapshot = env.unwrapped.snapshot()
+        assert snapshot["failed"]
+        for fast in (True, False):
+            other = make(reward_mode="progress")
+            copy_of = copy.deepcopy(snapshot)
+            if not fast:
+                copy_of["state"] = None
+            other.reset(options={"snapshot": copy_of})
+            assert not other.unwrapped.running and other.unwrapped.oracle_action() is None
+        forged = copy.deepcopy(snapshot)
+        forged["transcript"].append(["Done.", "User: Thanks, that's everything I needed."])
+        forged["turn"] += 1
+        del forged["digest"]
+        with pytest.raises(SnapshotError):
+            make().reset(options={"snapshot": forged})
+
+
+def test_with_retry_answers_a_premature_answer_leaves_the_turn_open():
+    env = make(reward_mode="progress", retry_answers=True)
     env.reset(options={"task_id": "fc-curated-banking-rent-month"})
     request = env.unwrapped.task["turns"][0]["request"]
     observation, reward, terminated, _, info = env.step("Paid the rent: moved 450.00 first.")
-    assert observation == ("User: That isn't right yet: what I asked for isn't all done, or something else was "
-                           f"changed. My request was: {request}")
+    assert observation == f"{OBJECTION} My request was: {request}"
     assert reward == 0.0 and info["progress"] == 0.0 and not terminated
+    # Its snapshot restores in the lenient env only: the strict one never leaves a turn open.
+    snapshot = env.unwrapped.snapshot()
+    make(retry_answers=True).reset(options={"snapshot": copy.deepcopy(snapshot)})
+    for fast in (True, False):
+        copy_of = copy.deepcopy(snapshot)
+        if not fast:
+            copy_of["state"] = None
+        with pytest.raises(SnapshotError):
+            make().reset(options={"snapshot": copy_of})
     total = 0.0
     while (action := env.unwrapped.oracle_action()) is not None:
         _, reward, terminated, _, info = env.step(action)
@@ -405,7 +446,7 @@ def test_sparse_reward_is_paid_once_at_the_end():
 def test_the_budget_truncates_a_stalling_agent():
     env = make()
     _, info = env.reset(options={"task_index": 0})
-    for turn in range(1, info["max_turns"] + 1):
+    for turn in range(1, info["full_budget"] + 1):
         _, _, terminated, truncated, info = env.step("Let me think about it.")
         assert not terminated
     assert truncated and not info["success"]
@@ -443,7 +484,10 @@ def test_random_calls_never_raise_and_invalid_ones_change_nothing(data):
     tools = env.unwrapped.tools
     for _ in range(3):
         if data.draw(st.booleans()) and data.draw(st.booleans()):
-            env.step(data.draw(st.text(min_size=1, max_size=40)))  # a message (or junk): scored, never raises
+            # A message (or junk): scored, never raises; a failed answer ends the episode.
+            _, _, terminated, truncated, _ = env.step(data.draw(st.text(min_size=1, max_size=40)))
+            if terminated or truncated:
+                break
             continue
         tool = tools[data.draw(st.sampled_from(sorted(tools)))]
         arguments = {name: data.draw(_argument_values()) for name in tool.param_names if data.draw(st.booleans())}

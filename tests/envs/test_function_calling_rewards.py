@@ -17,6 +17,7 @@ from budgetgym.envs.function_calling import scoring
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
+from budgetgym.envs.function_calling.env import OBJECTION
 from budgetgym.envs.function_calling.scoring import (answer_problem, declines, has_fact, refuses, stated_values,
                                                      value_cap)
 
@@ -84,7 +85,8 @@ def test_far_more_values_than_asked_fails_even_with_the_fact():
 def test_user_lines_never_read_as_a_decline():
     """An agent that repeats the user's words back must not pass a turn that has to be declined."""
     for line in (scoring.STATE_WRONG, scoring.STATE_CHANGED_ON_DECLINE, scoring.NOT_DECLINED, scoring.REFUSED_DONE,
-                 scoring.REFUSED_ANSWERABLE, scoring.DISTRACTED, scoring.TOO_MUCH, scoring.MISSING):
+                 scoring.REFUSED_ANSWERABLE, scoring.DISTRACTED, scoring.TOO_MUCH, scoring.MISSING, scoring.PASTED,
+                 OBJECTION):
         assert not declines(line) and not refuses(line), line
 
 
@@ -103,29 +105,37 @@ def _play_to_answer(env, predicate):
     raise AssertionError("no such turn")
 
 
-def test_declining_a_request_that_was_carried_out_fails_and_the_user_says_why():
-    env = gym.make(ENV_ID)
+def test_declining_a_request_that_was_carried_out_fails_and_the_user_does_not_say_why():
+    env = gym.make(ENV_ID, retry_answers=True)
     index, turn, answer = _play_to_answer(env, lambda t: t["changes"] and not t["facts"])
     before = env.unwrapped.backend_state
+    assert answer_problem(turn, "Sorry, I can't do that.") == scoring.REFUSED_DONE
     observation, reward, terminated, _, info = env.step("Sorry, I can't do that.")
-    assert observation == f"User: {scoring.REFUSED_DONE} My request was: {turn['request']}"
+    assert observation == f"{OBJECTION} My request was: {turn['request']}"
     assert reward == 0.0 and not terminated and env.unwrapped.backend_state == before
-    # The turn stays open: the honest answer completes it.
+    # With retry_answers the turn stays open: the honest answer completes it.
     env.step(answer)
     assert env.unwrapped.user_turn == index + 1
+    # By default the episode ends there, failed.
+    strict = gym.make(ENV_ID)
+    _play_to_answer(strict, lambda t: t["changes"] and not t["facts"])
+    observation, reward, terminated, _, info = strict.step("Sorry, I can't do that.")
+    assert observation == OBJECTION and terminated and reward == 0.0 and not info["success"]
 
 
 @pytest.mark.parametrize("kind", ["stuffed", "declined"])
 def test_a_fact_turn_answered_with_a_refusal_or_a_stuffed_dump_fails(kind):
-    env = gym.make(ENV_ID)
+    env = gym.make(ENV_ID, retry_answers=True)
     index, turn, answer = _play_to_answer(env, lambda t: t["facts"] and not t["decline"] and t["distractors"])
     message = (STUFFING_PREFIX + answer) if kind == "stuffed" else "Sorry, I can't do that."
+    assert answer_problem(turn, message) == scoring.REFUSED_ANSWERABLE
     observation, *_ = env.step(message)
-    assert observation == f"User: {scoring.REFUSED_ANSWERABLE} My request was: {turn['request']}"
+    assert observation == f"{OBJECTION} My request was: {turn['request']}"
     # Without the hedge, the answer with the other candidates pasted in still fails.
     dump = f"{answer} " + ", ".join(_spelling(d) for d in turn["distractors"])
+    assert answer_problem(turn, dump) == scoring.DISTRACTED
     observation, *_ = env.step(dump)
-    assert observation == f"User: {scoring.DISTRACTED} My request was: {turn['request']}"
+    assert observation == f"{OBJECTION} My request was: {turn['request']}"
     env.step(answer)
     assert env.unwrapped.user_turn == index + 1
 
@@ -177,3 +187,37 @@ def test_polite_wrappings_of_a_good_answer_still_pass(wrap):
     passes every shipped turn."""
     for task_id, index, turn in TURNS:
         assert answer_problem(turn, wrap.format(answer=turn["answer"])) is None, (task_id, index)
+
+
+def test_pasted_tool_results_fail_every_turn_and_the_shown_candidates_are_distractors():
+    """Raw output fails whatever it holds; on a fact turn the other values of the fact's kind that the
+    turn's results show (the other balances, paths, times) are distractors, so a paste of them fails
+    even without its JSON."""
+    env = gym.make(ENV_ID, retry_answers=True)
+    index, turn, answer = _play_to_answer(env, lambda t: t["facts"] and not t["decline"] and t["lookups"])
+    results = [observation for action, observation in env.unwrapped.transcript if not is_message(env, action)]
+    assert answer_problem(turn, "Done. " + "\n".join(results)) == scoring.PASTED
+    assert answer_problem(turn, f'{answer} {{"balance": 1}}') == scoring.PASTED
+    shown = 0
+    for _, _, turn in TURNS:
+        if turn["facts"] and not turn["decline"] and len(turn["distractors"]) > 1:
+            shown += 1
+    assert shown > 100
+
+
+def test_no_answer_exploit_wins_more_than_5_percent_of_the_tasks():
+    """The family's answer exploits (decline first, answer shapes, pasted results) on every shipped
+    task, by split: a wrong answer ends the episode, so none is retried into a win."""
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits import function_calling as exploits
+
+    env = gym.make(ENV_ID)
+    for agent in (exploits.DeclineThenDo(), exploits.RetryShapes(), exploits.PasteCurrentTurn(), exploits.PasteAll()):
+        for split in ("train", "test"):
+            tasks = [task for task in TASKS if task.split == split]
+            won = sum(play_episode(env, agent, seed=0, options={"task_id": task.id}).success for task in tasks)
+            assert won <= 0.05 * len(tasks), (agent.name, split, won, len(tasks))
+    # With retry_answers (the lenient mode), declining first costs only a turn.
+    lenient = gym.make(ENV_ID, retry_answers=True)
+    task = TASKS.get("fc-curated-banking-rent-month")
+    assert play_episode(lenient, exploits.DeclineThenDo(), seed=0, options={"task_id": task.id}).success

@@ -23,7 +23,7 @@ from budgetgym.envs.function_calling.generate import generate_tasks, task_record
 FOLDER = ASSETS / "function_calling"
 GENERATED_SEED = 0
 GENERATED_COUNT = 240
-FAILURES_PER_KIND = 24
+FAILURES_PER_KIND = 30
 
 
 def shipped_tasks() -> list[dict[str, Any]]:

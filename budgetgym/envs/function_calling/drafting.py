@@ -6,18 +6,24 @@ raises), and closes the turn with the answer (``reply``). The draft records, per
 the lookups, the expected state (the projection of the backend after the turn), whether the turn
 changes the state, the facts the answer must carry, the distractors it must not state, and whether
 the request must be declined. The reference answer is scored as an agent's would be, so a generator
-that writes an answer its own turn would refuse fails at once. ``generate.py`` turns drafts into
+that writes an answer its own turn would refuse fails at once.
+
+Besides the distractors a generator names, every value of a fact's kind (an amount for an amount,
+a path for a path, ...) that the turn's tool results show and neither the request nor the reference
+answer states is a distractor: the other candidates an answer would name if it pasted the results
+instead of answering (the exploit probe's paste agents). ``generate.py`` turns drafts into
 task records.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Mapping, Sequence
 
 from budgetgym.core import Tool
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
-from budgetgym.envs.function_calling.scoring import answer_problem, has_fact
+from budgetgym.envs.function_calling.scoring import answer_problem, has_fact, value_kinds, values_of_kind
 
 
 class Draft:
@@ -59,7 +65,8 @@ class Draft:
     def user(self, request: str) -> None:
         if self._open is not None:
             raise RuntimeError("the previous user turn has no reply yet")
-        self._open = {"request": request, "lookups": [], "changes": [], "before": copy_state(self.project(self.state))}
+        self._open = {"request": request, "lookups": [], "changes": [], "results": [],
+                      "before": copy_state(self.project(self.state))}
 
     def look(self, tool: str, /, **arguments: Any) -> Any:
         """A read the reference solution makes; the oracle repeats it before acting."""
@@ -83,6 +90,7 @@ class Draft:
         candidates (the facts); "I can't tell which one you mean" is then a fair answer."""
         turn = self._current()
         expected = copy_state(self.project(self.backend.state))
+        distractors = [*distractors, *self._shown_candidates(turn, answer, facts)]
         kept = []
         for distractor in distractors:
             spellings = distractor if isinstance(distractor, list) else [distractor]
@@ -106,6 +114,16 @@ class Draft:
         self._open = None
         self.turns.append(record)
 
+    @staticmethod
+    def _shown_candidates(turn: Mapping[str, Any], answer: str, facts: Sequence[Any]) -> list[str]:
+        """The values of the facts' kinds that the turn's tool results show and neither the request
+        nor ``answer`` states, in a stable order."""
+        kinds = sorted({kind for fact in facts for spelling in (fact if isinstance(fact, list) else [fact])
+                        for kind in value_kinds(spelling)})
+        shown = "\n".join(turn["results"])
+        return [value for kind in kinds for value in sorted(values_of_kind(shown, kind))
+                if not has_fact(answer, value) and not has_fact(turn["request"], value)]
+
     def _current(self) -> dict[str, Any]:
         if self._open is None:
             raise RuntimeError("open a user turn with user() first")
@@ -119,6 +137,8 @@ class Draft:
         if problem is not None:
             raise RuntimeError(f"generator call {name}({arguments}) breaks the schema: {problem}")
         try:
-            return tool.function(self.backend, **arguments)
+            result = tool.function(self.backend, **arguments)
         except ToolError as err:
             raise RuntimeError(f"generator call {name}({arguments}) failed: {err}") from None
+        self._current()["results"].append(json.dumps(result, ensure_ascii=False))
+        return result

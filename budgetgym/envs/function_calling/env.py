@@ -12,7 +12,8 @@ Description:
 Action Space:
     Text (``UnicodeText``). One turn is either tool calls, in any form of the shared parser (a JSON
     object ``{"name": ..., "arguments": {...}}`` or a list of them, ``<tool_call>`` blocks, or call
-    syntax ``move(source="/a", destination="/b")``, several calls run in order), or plain text: a
+    syntax ``move(source="/a", destination="/b")``, several calls run in order, up to
+    ``max_calls_per_turn = MAX_CALLS_PER_STEP``: independent calls may share a turn), or plain text: a
     message to the user, which answers the current request. Every call is checked against its
     tool's JSON Schema before any runs; a malformed turn (unknown tool, missing or mistyped
     arguments, bad JSON) changes nothing and costs the turn. A tool error (file not found,
@@ -22,7 +23,7 @@ Observation Space:
     Text. At reset: the service's introduction and the user's first request (``User: ...``). After
     tool calls: one JSON result per call, one a line (each ends at a newline character). After a
     message: the user's next request, or, when the answer is not accepted, the user's objection
-    with the request restated.
+    with the request restated (only with ``retry_answers=True``; by default the episode ends there).
 
 Rewards:
     ``reward_mode="sparse"``: 1.0 on the step that completes the last user turn, else 0.0.
@@ -42,13 +43,16 @@ Rewards:
     result, or answering "Sorry, I can't do that." after doing the work, does not complete a turn;
     ``budgetgym probe exploits`` measures such tricks (``scoring.py`` holds the rule).
 
-    A message that fails the check does not end the episode: like a real user, the user objects
-    ("That isn't right yet ...") and restates the request; the turn stays open and the agent may
-    repair the state and answer again. Mistakes therefore cost turns, and only the turn budget
-    bounds them; success requires every user turn completed.
+    An answer counts: a message that fails the check fails its user turn, and with it the episode
+    (``terminated``, no success), so a wrong answer cannot be retried into a win. The user says only
+    that the answer is not what was asked for (``OBJECTION``), never why: no objection tells the
+    agent what the check wanted (a decline, a fact, fewer values). ``retry_answers=True`` (off by
+    default; for curricula) keeps the turn open instead: the user objects the same way, restates the
+    request, and the agent may repair the state and answer again, so mistakes cost only turns.
 
 Termination:
-    ``terminated`` when the last user turn is completed (success). ``truncated`` when the task's
+    ``terminated`` when the last user turn is completed (success) or an answer fails its turn
+    (failure; see Rewards for ``retry_answers``). ``truncated`` when the task's
     full budget (``max_turns`` = max(6, 2 x the oracle's turns)) or a ``TurnBudget`` cap runs out.
     Every change can be undone with the tools (a trash, pending payments that can be cancelled,
     stock bought back at the same price), so mistakes cost turns, not the episode; the exception is
@@ -75,12 +79,18 @@ from budgetgym.core import MAX_CALLS_PER_STEP, Action, Outcome, SnapshotError, T
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
+from budgetgym.envs.function_calling.batching import layers
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
 from budgetgym.envs.function_calling.scoring import TurnCheck
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema, task_problem
 
+#: At most this many repairs are planned ahead for one user turn (the planner's longest is far shorter).
+_MAX_REPAIRS = 256
 FINAL_REPLY = "User: Thanks, that's everything I needed."
+#: The user's word on an answer that fails its turn: the same for every cause, so that it tells the
+#: agent nothing about what the check wanted.
+OBJECTION = "User: That isn't what I asked for."
 # One encoder for every tool result: the C encoder itself, built once (``json.dumps`` with an option,
 # and ``JSONEncoder.encode`` too, build one per call), the arguments ``JSONEncoder.iterencode`` gives
 # it, but no check for circular containers: a tool result is a tree of JSON values read from the
@@ -112,6 +122,7 @@ class FunctionCallingEnv(TextEnv):
 
     family = "function_calling"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    max_calls_per_turn = MAX_CALLS_PER_STEP  # parallel: independent calls may share a turn
     accepts_messages = True
     failure_kinds = failures.KINDS
     state_changing_kinds = failures.STATE_CHANGING
@@ -132,12 +143,21 @@ class FunctionCallingEnv(TextEnv):
     exploits = {
         "hedged-answer": "budgetgym.eval.exploits.function_calling:HedgedAnswer",
         "claim-done": "budgetgym.eval.exploits.function_calling:ClaimDone",
+        "decline-then-do": "budgetgym.eval.exploits.function_calling:DeclineThenDo",
+        "retry-shapes": "budgetgym.eval.exploits.function_calling:RetryShapes",
+        "paste-current-turn": "budgetgym.eval.exploits.function_calling:PasteCurrentTurn",
+        "paste-all": "budgetgym.eval.exploits.function_calling:PasteAll",
     }
     #: The tools that change nothing the scoring looks at (the exploit probe's read-only sweep).
     read_only_tools = READ_ONLY_TOOLS
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, retry_answers: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if not isinstance(retry_answers, bool):
+            raise TypeError(f"retry_answers must be True or False, got {retry_answers!r}")
+        #: The lenient mode (see Rewards): a failed answer leaves its user turn open.
+        self.retry_answers = retry_answers
+        self._answer_failed = False  # an answer failed its turn (the episode's end, unless retry_answers)
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
@@ -162,6 +182,7 @@ class FunctionCallingEnv(TextEnv):
             initial = self._initial_states[task.id] = pickle.dumps(task["initial_state"], pickle.HIGHEST_PROTOCOL)
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
+        self._answer_failed = False
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -185,22 +206,34 @@ class FunctionCallingEnv(TextEnv):
         if action.is_message:
             return self._answer(action.message)
         results = []
+        backend = self._backend
         for call in action.calls:
-            try:
-                result = self.tools[call.name].function(self._backend, **call.arguments)
-            except ToolError as err:
-                result = {"error": str(err)}
+            results.append(self._run(backend, call)[0])
             self._turn_calls.append([call.name, call.arguments])
-            results.append(_encode(result))
         return Outcome("\n".join(results))
 
     def _oracle(self) -> Action | None:
-        """Lookups the reference solution makes, then repairs toward the expected state, then the answer.
+        """The calls of the reference solution the agent can make now, together, then the answer.
 
-        The repair planner works from the difference between the current state and the turn's
-        expected state, so it recovers from any mistake the tools can undo, not only from states on
-        the reference path."""
+        The remaining solution of the user turn is the reference's lookups not made yet, then the
+        repairs toward the turn's expected state, played out on a copy of the service; of those, the
+        oracle sends every call whose arguments need no result it has not seen
+        (:mod:`~budgetgym.envs.function_calling.batching`) as one turn, and plans again from what
+        they did. The repair planner works from the difference between the current state and the
+        expected one, so the oracle recovers from any mistake the tools can undo, not only from
+        states on the reference path; its turn count is the solution's dependency depth."""
+        calls, results = self._remaining_solution()
+        if not calls:
+            return Action((), self.task["turns"][self._user_turn]["answer"])  # type: ignore[index]
+        seen = "\n".join([self.first_observation, *(observation for _, observation in self.transcript)])
+        depth = layers(calls, results, seen, [call.name in READ_ONLY_TOOLS for call in calls])
+        return Action(tuple(call for call, layer in zip(calls, depth) if layer == 1)[:MAX_CALLS_PER_STEP])
+
+    def _remaining_solution(self) -> tuple[list[ToolCall], list[str]]:
+        """The calls that finish the current user turn from here, and the result each gives (played
+        on a copy of the service): the lookups not made yet, then the planner's repairs."""
         turn = self.task["turns"][self._user_turn]  # type: ignore[index]
+        calls = []
         if turn["lookups"]:
             made = self._turn_call_keys
             for name, arguments in self._turn_calls[self._keyed:]:
@@ -211,13 +244,32 @@ class FunctionCallingEnv(TextEnv):
             if lookups is None:
                 lookups = self._lookup_keys[key] = [((lookup["name"], _hashable(lookup["arguments"])), lookup)
                                                     for lookup in turn["lookups"]]
-            for made_key, lookup in lookups:
-                if lookup["name"] in self.tools and made_key not in made:
-                    return Action((ToolCall(lookup["name"], lookup["arguments"]),))
-        repair = self._domain.plan(self._backend.state, turn["expected"], self.tools)  # type: ignore[union-attr]
-        if repair is not None:
-            return Action((repair,))
-        return Action((), turn["answer"])
+            calls = [ToolCall(lookup["name"], lookup["arguments"]) for made_key, lookup in lookups
+                     if lookup["name"] in self.tools and made_key not in made]
+        copy = self._domain.backend(copy_state(self._backend.state))  # type: ignore[union-attr]
+        results = [self._run(copy, call)[0] for call in calls]
+        # A repair that fails (a tool error, a tool the task withholds) would be planned again
+        # forever: stop there.
+        for _ in range(_MAX_REPAIRS):
+            repair = self._domain.plan(copy.state, turn["expected"], self.tools)  # type: ignore[union-attr]
+            if repair is None:
+                break
+            result, failed = self._run(copy, repair)
+            calls.append(repair)
+            results.append(result)
+            if failed:
+                break
+        return calls, results
+
+    def _run(self, backend: Any, call: ToolCall) -> tuple[str, bool]:
+        """One call on ``backend``: its result as the agent sees it, and whether it was a tool error
+        (a tool the task does not offer, which only the planner can propose, is one)."""
+        if call.name not in self.tools:
+            return "", True
+        try:
+            return _encode(self.tools[call.name].function(backend, **call.arguments)), False
+        except ToolError as err:
+            return _encode({"error": str(err)}), True
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
         return failures.propose(self, self._domain, kind, plan, rng)  # type: ignore[arg-type]
@@ -245,22 +297,31 @@ class FunctionCallingEnv(TextEnv):
         if self.first_observation != self._opening(task):
             raise SnapshotError("corrupt snapshot: its first observation is not this task's opening")
         # The user turns the transcript completed: each accepted answer is followed by the next request.
+        # Without retry_answers, an objection ends the episode: it can only be the last observation.
         completed = 0
-        for _, observation in self.transcript:
+        transcript = self.transcript
+        for number, (_, observation) in enumerate(transcript, 1):
             if completed < len(turns) and observation == self._reply_after(task, completed):
                 completed += 1
+            elif observation.startswith(OBJECTION) and observation != self._objection(turns[min(completed, len(turns) - 1)]):
+                raise SnapshotError(f"corrupt function-calling state: turn {number} holds an objection that this "
+                                    f"env does not give ({'retry_answers' if self.retry_answers else 'strict answers'})")
+            elif observation == OBJECTION and number != len(transcript):
+                raise SnapshotError(f"corrupt function-calling state: the episode ended at turn {number}, "
+                                    f"but the transcript goes on")
         if completed != state["user_turn"]:
             raise SnapshotError(f"corrupt function-calling state: user_turn is {state['user_turn']}, but the "
                                 f"transcript completes {completed} user turns")
         self._use_task(task)
         self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
+        self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
         self._clear_turn_calls()
         self._turn_calls = copy_state(state["turn_calls"])
 
     def _state_status(self) -> tuple[bool, bool, float]:
         total = len(self.task["turns"])  # type: ignore[index]
-        return self._user_turn == total, False, self._user_turn / total
+        return self._user_turn == total, self._answer_failed, self._user_turn / total
 
     # ------------------------------------------------------------------ helpers
 
@@ -268,6 +329,11 @@ class FunctionCallingEnv(TextEnv):
     def backend_state(self) -> Mapping[str, Any]:
         """The service's current state (read it, do not change it)."""
         return self._backend.state
+
+    @property
+    def calls_this_turn(self) -> list[ToolCall]:
+        """The calls made since the current user turn began, in order (a copy)."""
+        return [ToolCall(name, copy_state(arguments)) for name, arguments in self._turn_calls]
 
     @property
     def user_turn(self) -> int:
@@ -293,6 +359,10 @@ class FunctionCallingEnv(TextEnv):
         self._turn_call_keys = set()
         self._keyed = 0
 
+    def _objection(self, turn: Mapping[str, Any]) -> str:
+        """The user's word on a failed answer to ``turn``: the request restated where it stays open."""
+        return f"{OBJECTION} My request was: {turn['request']}" if self.retry_answers else OBJECTION
+
     def _answer(self, message: str) -> Outcome:
         turns = self.task["turns"]  # type: ignore[index]
         turn = turns[self._user_turn]
@@ -300,9 +370,12 @@ class FunctionCallingEnv(TextEnv):
         check = self._turn_checks.get(key)
         if check is None:
             check = self._turn_checks[key] = TurnCheck(turn)
-        problem = check.problem(self._domain, self._backend.state, message)  # type: ignore[arg-type]
-        if problem is not None:
-            return Outcome(f"User: {problem} My request was: {turn['request']}")
+        if check.problem(self._domain, self._backend.state, message) is not None:  # type: ignore[arg-type]
+            # The cause stays with the check: an objection that named it would tell the agent the answer.
+            if self.retry_answers:
+                return Outcome(self._objection(turn))
+            self._answer_failed = True
+            return Outcome(OBJECTION, failed=True)
         self._user_turn += 1
         self._clear_turn_calls()
         progress = self._user_turn / len(turns)

@@ -1,7 +1,8 @@
 """Scoring one user turn: the state must match the expected one on the fields that matter, and the
 agent's message must answer the request: carry the facts it asked for, state none of the turn's
 distractors, not bury the answer under far more values than asked for, decline exactly when the
-request cannot be done, and not refuse a request that was carried out or can be answered. Exact and
+request cannot be done, not paste the tools' raw output (a JSON object), and not refuse a request
+that was carried out or can be answered. Exact and
 cheap: one projection, one dict comparison, a few regular expressions; no model in the loop.
 
 Facts are only what the request asks for (a balance, a path, a time); for an ambiguous request they
@@ -11,8 +12,10 @@ time), recorded by the generators; the oracle's answer states none of them. Numb
 value, other facts and distractors as whole, case-insensitive words.
 
 Why: facts matched by presence alone let an answer that pastes every tool result pass (answer
-stuffing), and a turn that checked only the state let "Sorry, I can't do that." pass after the work
-was done. The exploit probe (``budgetgym probe exploits``) measures both.
+stuffing; raw or stripped of its JSON, the paste then states the other candidates the results show,
+which the generators record as distractors), and a turn that checked only the state let "Sorry, I
+can't do that." pass after the work was done. The exploit probe (``budgetgym probe exploits``)
+measures both.
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ _VALUE_KINDS = (
 )
 _VALUE = re.compile("|".join(pattern for _, pattern in _VALUE_KINDS))
 _DIGIT = re.compile(r"\d")
+#: The kinds by name, each pattern on its own (for the values of one kind, :func:`values_of_kind`).
+VALUE_KIND_NAMES = ("email", "path", "date", "time", "phone", "amount")
+_KIND_PATTERNS = {name: re.compile(pattern) for name, (_, pattern) in zip(VALUE_KIND_NAMES, _VALUE_KINDS)}
 
 
 @functools.lru_cache(maxsize=16)
@@ -88,6 +94,11 @@ DISTRACTED = ("Some of what you tell me doesn't fit my question: it's about some
               "what I asked, not every result you found.")
 TOO_MUCH = "That's far more than I asked for. Please tell me just what I asked, not every result you found."
 MISSING = "You haven't told me what I asked for."
+PASTED = "That's the tools' raw output. Please tell me in your own words, just what I asked."
+
+# A tool result is a JSON object: an answer holding one (``{"path": ...``) pasted raw output instead
+# of answering. No reference answer, and no answer a user would want, holds one.
+_RAW_RESULT = re.compile(r'\{\s*"[^"\n]{1,64}"\s*:')
 
 
 @functools.lru_cache(maxsize=4)
@@ -142,6 +153,16 @@ def stated_values(message: str) -> set[str]:
     present = frozenset(c for c in "@/+" if c in message) | ({"0"} if _DIGIT.search(message) else set())
     pattern = _value_pattern(present)
     return set() if pattern is None else {value.rstrip(".").lower() for value in pattern.findall(message)}
+
+
+def value_kinds(text: str) -> set[str]:
+    """The kinds of value (``VALUE_KIND_NAMES``) that ``text`` is, read as a whole ("537.50": amount)."""
+    return {name for name, pattern in _KIND_PATTERNS.items() if pattern.fullmatch(text.strip())}
+
+
+def values_of_kind(text: str, kind: str) -> set[str]:
+    """The distinct values of one kind that ``text`` states (``stated_values`` for that kind alone)."""
+    return {value.rstrip(".") for value in _KIND_PATTERNS[kind].findall(text)}
 
 
 def value_cap(turn: Mapping[str, Any]) -> int:
@@ -202,6 +223,8 @@ class TurnCheck:
                 return NOT_DECLINED
         elif self.no_refusal and refuses(message):
             return self.refused
+        if "{" in message and _RAW_RESULT.search(message):
+            return PASTED
         if any(_states(message, d) for d in self.distractors):
             return DISTRACTED
         if self.facts and len(stated_values(message)) > self.cap:
