@@ -601,3 +601,39 @@ def test_a_long_answer_is_scored_in_linear_time():
     turn = {"facts": ["1250", "Sam Lee"], "distractors": ["999"], "changes": True}
     for message in ("a" * 65_536, "1" * 65_536, ("x@y.co /a/b 2025-01-01 " * 3000)[:65_536]):
         assert scoring.answer_problem(turn, message) is not None
+
+
+# ---------------------------------------------------------------------------- the shortest solution
+
+
+def test_no_merge_of_the_oracles_calls_beats_its_turns():
+    """``oracle_turns`` is the solution's dependency depth. The oracle sends together every call it
+    can write from what it has seen; each later turn of calls in a user turn holds a call with a value
+    the agent had not seen one turn earlier (a path found, an event id, a sum of what was read), so
+    merging it into the turn before, or moving the calls of a turn earlier, writes a value the agent
+    cannot know yet. A message is a turn of its own. And the oracle batches: it beats one call a turn."""
+    from budgetgym.envs.function_calling.batching import leaves, shown
+
+    env = make()
+    batched = 0
+    for task in TASKS:
+        observation, _ = env.reset(options={"task_id": task.id})
+        seen = [observation]  # everything the agent has seen, before each turn
+        call_turns: list[tuple[str, tuple]] = []  # this user turn's call turns: (seen before, calls)
+        turns = 0
+        while (action := env.unwrapped.structured_oracle()) is not None:
+            before = "\n".join(seen)
+            if not action.is_message:
+                call_turns.append((before, action.calls))
+                batched += len(action.calls) > 1
+            observation, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            assert info["action_valid"], (task.id, info["action_error"])
+            seen.append(observation)
+            turns += 1
+            if action.is_message:
+                for (earlier, _), (_, calls) in zip(call_turns, call_turns[1:]):
+                    unseen = [value for call in calls for value in leaves(call.arguments) if not shown(value, earlier)]
+                    assert unseen, (task.id, calls)
+                call_turns = []
+        assert info["success"] and turns == task["oracle_turns"], task.id
+    assert batched > 50
