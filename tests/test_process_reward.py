@@ -1,0 +1,258 @@
+"""reward_mode="oracle_distance" (budgetgym.core.process_reward): a potential-based process reward.
+
+A bar plays cycles and regressions under the reward and sums them: a cycle nets exactly nothing, an
+episode's rewards sum to the change in potential from its start to its end, and a solved episode
+from the task's start earns 1.0. A line world (below) holds it exactly; the shipped families hold
+it on their own states.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import budgetgym  # noqa: F401
+from budgetgym.core import Action, Outcome, Task, TaskSet, TextEnv, Tool, ToolCall, rollout
+from budgetgym.core.process_reward import state_digest
+
+LINE_TASKS = TaskSet({"id": f"line-{g}", "split": "test", "max_turns": 12, "instruction": f"Walk to {g}.",
+                      "goal": g, "pit": -3, "oracle_turns": g} for g in (2, 4))
+MOVE = Tool("move", "Step left or right.", {
+    "type": "object", "properties": {"to": {"enum": ["left", "right"]}}, "required": ["to"],
+    "additionalProperties": False})
+LOOK = Tool("look", "Look around.", {"type": "object", "properties": {}, "additionalProperties": False})
+
+
+class LineEnv(TextEnv):
+    """Walk right from 0 to the goal; the pit at -3 fails the task for good; ``look`` changes nothing."""
+
+    family = "line"
+    oracle_plans_from_any_state = True
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("tasks", LINE_TASKS)
+        super().__init__(**kwargs)
+        self.tools = {"move": MOVE, "look": LOOK}
+        self.x = 0
+        self.oracle_calls = 0
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        self.x = 0
+        return f"{task.instruction} You are at 0."
+
+    def _execute(self, action: Action) -> Outcome:
+        for call in action.calls:
+            if call.name == "move":
+                self.x += 1 if call.arguments["to"] == "right" else -1
+        goal = self.task["goal"]
+        return Outcome(f"You are at {self.x}.", solved=self.x == goal, failed=self.x <= self.task["pit"],
+                       progress=max(0, min(self.x, goal)) / goal)
+
+    def _oracle(self) -> Action:
+        self.oracle_calls += 1
+        return Action((ToolCall("move", {"to": "right" if self.x < self.task["goal"] else "left"}),))
+
+    def _get_state(self) -> Any:
+        return {"x": self.x}
+
+    def _set_state(self, task: Task, seed: int, state: Any) -> None:
+        self.x = state["x"]
+
+
+def move(to: str) -> str:
+    return json.dumps({"name": "move", "arguments": {"to": to}})
+
+
+LOOK_CALL = json.dumps({"name": "look", "arguments": {}})
+
+
+def play(env: gym.Env, actions: list[str], **reset: Any) -> list[float]:
+    env.reset(**reset)
+    return [env.step(action)[1] for action in actions]
+
+
+def test_a_cycle_nets_nothing_and_a_solved_episode_earns_one():
+    env = LineEnv(reward_mode="oracle_distance")
+    rewards = play(env, [move("right"), move("left")] * 3 + [move("left"), move("right")], options={"task_id": "line-4"})
+    assert rewards[:2] == [0.25, -0.25]  # one step of four closer, then back
+    assert sum(rewards) == 0.0
+    solved = rollout(env, "oracle", options={"task_id": "line-4"})
+    assert solved.success and [s.reward for s in solved.steps] == [0.25] * 4 and solved.total_reward == 1.0
+
+
+def test_a_regression_costs_what_it_moved_away_and_the_sum_is_the_change_in_potential():
+    env = LineEnv(reward_mode="oracle_distance")
+    rewards = play(env, [move("right"), move("right"), move("left"), move("left"), move("left")],
+                   options={"task_id": "line-4"})
+    assert rewards == [0.25, 0.25, -0.25, -0.25, -0.25]
+    assert sum(rewards) == pytest.approx(-env._distance.turns(env) / 4 + 1.0)
+
+
+def test_progress_then_regress_and_oscillation_earn_no_more_than_standing_still():
+    """Every loop of the bar returns to the start; standing still (an invalid action or a look) earns 0."""
+    loops = {
+        "oscillate": [move("right"), move("left")] * 6,
+        "progress then regress": [move("right")] * 3 + [move("left")] * 3,
+        "regress then progress": [move("left")] * 2 + [move("right")] * 2,
+        "stand still": [LOOK_CALL, "not an action"] * 6,
+    }
+    for mode in ("oracle_distance", "progress"):
+        env = LineEnv(reward_mode=mode)
+        for name, actions in loops.items():
+            rewards = play(env, actions, options={"task_id": "line-4"})
+            assert sum(rewards) == pytest.approx(0.0, abs=1e-12), (mode, name, rewards)
+
+
+def test_failing_for_good_is_the_floor_not_a_way_out():
+    """The pit ends the episode at the floor, max_turns turns away: worse than wandering."""
+    env = LineEnv(reward_mode="oracle_distance")
+    rewards = play(env, [move("left")] * 3, options={"task_id": "line-2"})
+    assert sum(rewards) == pytest.approx(1.0 - 12 / 2)
+
+
+def test_an_invalid_action_pays_nothing_and_costs_no_lookup():
+    env = LineEnv(reward_mode="oracle_distance")
+    env.reset(options={"task_id": "line-4"})
+    looked_up = env._distance.hits + env._distance.misses
+    assert env.step("no such thing")[1] == 0.0
+    assert env._distance.hits + env._distance.misses == looked_up
+
+
+def test_the_oracle_path_is_cached_whole():
+    """One oracle rollout from the start caches every state on its path: following it costs no rollout
+    (the cache lives for a task and episode seed)."""
+    env = LineEnv(reward_mode="oracle_distance")
+    rollout(env, "oracle", seed=0, options={"task_id": "line-4"})
+    assert env._distance.misses == 1
+    env.reset(seed=0, options={"task_id": "line-4"})
+    env.step(move("left"))  # off the path: one more rollout
+    assert env._distance.misses == 2
+
+
+def test_copies_and_restores_pay_the_same_future_rewards():
+    env = LineEnv(reward_mode="oracle_distance")
+    play(env, [move("right"), move("left"), move("left")], options={"task_id": "line-4"})
+    snap = env.snapshot()
+    future = [move("right")] * 5
+    expected = [env.step(a)[1] for a in future]
+    for twin in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        twin.reset(options={"snapshot": snap})
+        assert [twin.step(a)[1] for a in future] == expected
+    restored = LineEnv(reward_mode="oracle_distance")
+    restored.reset(options={"snapshot": snap})  # a fresh env: its start is measured on its shadow
+    assert [restored.step(a)[1] for a in future] == expected == [0.25] * 5
+
+
+def test_the_shadow_has_the_whole_budget_ahead_late_in_an_episode():
+    """turns(s) is a property of the state: at the last turn of the budget, a step back to -1 is one
+    more turn away (5), not out of reach for want of turns."""
+    env = LineEnv(reward_mode="oracle_distance")
+    rewards = play(env, [LOOK_CALL] * 11 + [move("left")], options={"task_id": "line-4"})
+    assert not env.running and rewards[-1] == -0.25
+
+
+def test_an_env_whose_oracle_cannot_plan_from_any_state_refuses_the_mode():
+    class Scripted(LineEnv):
+        oracle_plans_from_any_state = False
+
+    with pytest.raises(ValueError, match="does not plan from any state"):
+        Scripted(reward_mode="oracle_distance")
+
+    class ReplayOnly(LineEnv):
+        def _get_state(self) -> Any:
+            return None
+
+    ReplayOnly._get_state = TextEnv._get_state
+    with pytest.raises(ValueError, match="restores by replay only"):
+        ReplayOnly(reward_mode="oracle_distance")
+    with pytest.raises(ValueError, match="must be one of 'sparse', 'progress', 'oracle_distance'"):
+        LineEnv(reward_mode="distance")
+
+
+def test_state_digest_tells_states_apart_that_state_key_does_not():
+    """FunctionCalling's state_key leaves out the lookups made: the digest (the potential's key) does not."""
+    env = gym.make("budgetgym/FunctionCalling-v0")
+    base = env.unwrapped
+    env.reset(seed=0, options={"task_index": 2})
+    key, digest = base.state_key(), state_digest(base)
+    first = base.oracle_action()
+    assert "search_messages" in first  # a lookup: the same outcome-relevant state, one turn closer
+    env.step(first)
+    assert base.state_key() == key and state_digest(base) != digest
+    env.close()
+
+
+FAMILIES = ["budgetgym/FunctionCalling-v0", "budgetgym/Navigation-v0", "budgetgym/Web-v0"]
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_shipped_families_earn_one_on_the_oracle_path_and_nothing_for_standing_still(env_id):
+    env = gym.make(env_id, reward_mode="oracle_distance")
+    base = env.unwrapped
+    for index in range(2):
+        played = rollout(env, "oracle", seed=index, options={"task_index": index})
+        assert played.success
+        assert played.total_reward == pytest.approx(1.0)
+        assert all(step.reward > 0 for step in played.steps), [s.reward for s in played.steps]
+    env.reset(seed=0, options={"task_index": 0})
+    assert env.step("\x00 not an action")[1] == 0.0
+    env.close()
+    assert base._distance.misses <= 4  # one rollout a task, and their paths cached
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_shipped_families_sum_a_detour_to_its_change_in_potential(env_id):
+    """A first oracle step, a detour of admissible or random valid actions, then the oracle: the sum
+    is the potential's change; after the oracle finishes the task, it is 1.0 whatever the detour."""
+    import numpy as np
+
+    env = gym.make(env_id, reward_mode="oracle_distance")
+    base = env.unwrapped
+    rng = np.random.default_rng(0)
+    env.reset(seed=3, options={"task_index": 3})
+    rewards = [env.step(base.oracle_action())[1]]
+    for _ in range(3):
+        admissible = base.admissible_actions()
+        if admissible:
+            action = admissible[int(rng.integers(len(admissible)))].replace("<query>", "socks")
+        else:
+            name = sorted(base.tools)[int(rng.integers(len(base.tools)))]
+            action = json.dumps({"name": name, "arguments": {}})
+        _, reward, terminated, truncated, _ = env.step(action)
+        rewards.append(reward)
+        if terminated or truncated:
+            break
+    if base.running:
+        rest = rollout(env, "oracle", reset=False)
+        rewards += [s.reward for s in rest.steps]
+        if rest.success:
+            assert sum(rewards) == pytest.approx(1.0)
+    assert sum(rewards) == pytest.approx(base._distance.potential - (-1.0))
+    env.close()
+
+
+def test_coding_pays_a_fix_and_takes_it_back_when_reverted():
+    """Coding-v0 in its sandbox: the fix is paid, reverting it costs exactly as much, and the oracle
+    from there finishes at 1.0 in all."""
+    from coding_support import require
+
+    require("local")
+    env = gym.make("budgetgym/Coding-v0", reward_mode="oracle_distance", backend="local")
+    base = env.unwrapped
+    env.reset(seed=0, options={"task_index": 0})
+    bug = base.task["bug"]
+    fix = json.dumps({"name": "replace_in_file", "arguments": {"path": bug["path"], "old": bug["buggy"], "new": bug["fixed"]}})
+    revert = json.dumps({"name": "replace_in_file", "arguments": {"path": bug["path"], "old": bug["fixed"], "new": bug["buggy"]}})
+    rewards = [env.step(action)[1] for action in (fix, revert, fix, revert)]
+    # The first edit also read the file (the oracle's view is done): the state after the revert is
+    # one turn closer than the start. From there on, fix-and-revert is a cycle and nets nothing.
+    assert rewards[0] > 0 and sum(rewards[:2]) == pytest.approx(1 / 5)
+    assert rewards[2] > 0 and sum(rewards[2:]) == pytest.approx(0.0, abs=1e-12)
+    rest = rollout(env, "oracle", reset=False)
+    assert rest.success and sum(rewards) + rest.total_reward == pytest.approx(1.0)
+    env.close()
