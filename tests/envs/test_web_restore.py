@@ -32,3 +32,18 @@ def test_a_snapshot_without_its_digest_and_another_first_observation_is_refused(
     observation, _ = env.reset(options={"snapshot": plain})
     assert observation == snapshot["transcript"][-1][1]
     assert env.unwrapped.snapshot()["state"] == snapshot["state"]
+
+
+def test_the_readme_states_what_the_title_overlap_heuristic_solves():
+    """The README says how easy the shipped Web-v0 instructions are for a one-page heuristic; the
+    figure is measured here, so it cannot go stale."""
+    from pathlib import Path
+
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits.web import TitleOverlap
+
+    env = gym.make("budgetgym/Web-v0", split="test")
+    solved = sum(play_episode(env, TitleOverlap(), seed=0, options={"task_id": task.id}).success
+                 for task in env.unwrapped.tasks)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"solves {solved} of the {len(env.unwrapped.tasks)} test instructions" in readme
