@@ -85,6 +85,21 @@ def test_the_planner_oracle_solves_it_and_bad_input_changes_nothing(alfworld_env
     assert result.success and alfworld_env.unwrapped.turn <= alfworld_env.unwrapped.task.max_turns
 
 
+@pytest.mark.parametrize("action", [
+    "go to countertop 1. take mug 1 from countertop 1", "go to countertop 1 then go to shelf 1", "go to countertop 1, look",
+    "take mug 1 and apple 1 from countertop 1", "take all from countertop 1", "save", "script", "restore", "quit",
+    '{"name": "command", "arguments": {"command": "look\\u0000"}}', 'command(command="go to \\x00countertop 1")',
+    '{"name": "command", "arguments": {"command": "\\ud800"}}', "go to countertop\u00a01"])
+def test_one_game_action_a_command_and_nothing_for_the_host(alfworld_env, action):
+    """ALFWorld's commands follow Navigation's rules (``tools.command``): one action, printable ASCII."""
+    alfworld_env.reset(options={"task_id": GAMES[0].folder})
+    env = alfworld_env.unwrapped
+    before = (env.state_key(), env.admissible_actions())
+    observation, reward, terminated, _, info = alfworld_env.step(action)
+    assert not info["action_valid"] and observation.startswith("Invalid action:") and reward == 0.0, observation
+    assert (env.state_key(), env.admissible_actions(), info["turn"]) == (*before, 1)
+
+
 def test_a_snapshot_restores_by_replay(alfworld_env):
     alfworld_env.reset(options={"task_id": GAMES[0].folder})
     alfworld_env.step("go to countertop 1")

@@ -212,42 +212,114 @@ def test_bad_input_costs_the_turn_and_changes_nothing(env, action):
     assert env._engine.get_state() == before
 
 
+def _call(command):
+    return json.dumps({"name": "command", "arguments": {"command": command}})
+
+
 # Each would have reached the C engine as it was: a line opening with a backslash is a dumb-frotz
-# command (an unknown one made it read the same line forever, in C, where no time limit reaches), and
-# a lone surrogate cannot be encoded for it (the step raised).
-ENGINE_HOSTILE = ["\\help", "\\ud800 sorry, cannot 1,234.5", "\\", "\ud800 go north", "xyzzy \udfff",
-                  '{"name": "command", "arguments": {"command": "\\\\q"}}',
-                  '{"name": "command", "arguments": {"command": "\\ud800 look"}}']
+# command (an unknown one made it read the same line forever, in C, where no time limit reaches), a
+# lone surrogate cannot be encoded for it (the step raised), and a NUL inside a JSON string or a call's
+# literal looped forever in C alone and died of SIGSEGV with text around it. Every other C0 control
+# and non-ASCII text are refused alike: the games' words are printable ASCII.
+ENGINE_HOSTILE = (["\\help", "\\ud800 sorry, cannot 1,234.5", "\\", "\ud800 go north", "xyzzy \udfff", _call("\\q"),
+                   _call("\ud800 look"), _call("\x00"), _call("look \x00 around"), 'command(command="\\x00")',
+                   'command(command="go \\x00 north")', "<tool_call>" + _call("\x00look") + "</tool_call>",
+                   _call("\x7f"), _call("go \x85north"), "caf\u00e9"]
+                  + [_call(chr(code)) for code in range(32)] + [_call(f"take {chr(code)} key") for code in range(32)])
+# Meta commands of the interpreter: save, restore, script, transcript and recording write or read
+# files in the process's current folder (a .qzl named after the story, a file named "script"); quit,
+# restart, undo and oops step outside the game's turns. Words count by their first nine letters.
+META_COMMANDS = ["save", "SAVE", "restore", "script", "script on", "transcript", "transcriptzz", "unscript",
+                 "noscript", "recording on", "replay", "verify", "quit", "q", "restart", "undo", "oops key",
+                 _call("save"), 'command(command="script")', "<tool_call>" + _call("restore") + "</tool_call>"]
 
 
-def test_frotz_escapes_and_lone_surrogates_never_hang_or_raise_and_change_nothing(tmp_path):
+def test_hostile_text_and_meta_commands_never_reach_the_engine_or_the_host(tmp_path):
     # In a child process with a time limit, its output thrown away (a looping engine prints without
-    # end): a hang fails the test instead of stopping the suite. The answers come back in a file.
-    answers_file = tmp_path / "answers.json"
+    # end), in an empty current folder: a hang fails the test instead of stopping the suite, and any
+    # file the engine writes shows. The answers come back in a file outside that folder.
+    answers_file, cwd = tmp_path / "answers.json", tmp_path / "cwd"
+    cwd.mkdir()
     code = ("import json, random, sys; sys.path.insert(0, {tests!r}); from test_navigation import _walk; "
-            "from budgetgym.envs.navigation import NavigationEnv; env = NavigationEnv(); "
-            "env.reset(seed=0, options={{'task_id': 'nav-hard-002'}}); _walk(env, random.Random(5), 2); "
-            "before = env._engine.get_state(); answers = []\n"
+            "from budgetgym.envs.navigation import NavigationEnv; env = NavigationEnv(); answers = []\n"
             "for action in json.loads(sys.argv[1]):\n"
+            "    env.reset(seed=0, options={{'task_id': 'nav-hard-002'}}); _walk(env, random.Random(5), 2)\n"
+            "    before, turn = env._engine.get_state(), env.turn\n"
             "    observation, reward, terminated, truncated, info = env.step(action)\n"
-            "    assert env._engine.get_state() == before, action\n"
-            "    answers.append([observation, reward, terminated])\n"
+            "    assert env._engine.get_state() == before and info['turn'] == turn + 1, action\n"
+            "    answers.append([observation, reward, terminated, info['action_valid']])\n"
             "open(sys.argv[2], 'w').write(json.dumps(answers))").format(tests=str(Path(__file__).parent))
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(ENGINE_HOSTILE), str(answers_file)],
+    actions = ENGINE_HOSTILE + META_COMMANDS
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(actions), str(answers_file)], cwd=cwd,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     answers = json.loads(answers_file.read_text())
-    assert len(answers) == len(ENGINE_HOSTILE)
-    assert all(observation.strip() and reward == 0.0 and not terminated for observation, reward, terminated in answers)
-    assert "lone surrogates" in answers[3][0] and "lone surrogates" in answers[6][0]
+    assert len(answers) == len(actions)
+    for action, (observation, reward, terminated, valid) in zip(actions, answers):
+        assert observation.startswith("Invalid action:") and not valid, (action, observation)
+        assert reward == 0.0 and not terminated
+    assert "'\\ud800'" in answers[3][0] and "'\\x00'" in answers[8][0] and "backslash" in answers[0][0]
+    assert "meta command" in answers[len(ENGINE_HOSTILE)][0]
+    assert list(cwd.iterdir()) == []  # no save file, no transcript
 
 
-def test_a_batch_of_commands_runs_in_order(env):
+# Inform's parser runs each of these as several game actions at the start of nav-easy-000 (checked with
+# the engine itself in test_the_game_would_run_each_packed_command_as_several_actions); the last three
+# would where a room or a box holds more things (here they do one action the game tracks).
+SEVERAL = ["take rectangular keycard from Canadian box. go east", "take rectangular keycard from Canadian box then go east",
+           "take rectangular keycard from Canadian box and then go east", "go north. go south", "e.w", "e, w", "e then w",
+           "take Canadian key and rectangular keycard", "take Canadian key, rectangular keycard", "take both"]
+PACKED = SEVERAL + ["take all but Canadian key", "take everything from Canadian box", "examine box. take Canadian key"]
+
+
+@pytest.mark.parametrize("action", PACKED + [_call(PACKED[0]), f'command(command="{PACKED[5]}")'])
+def test_a_command_holds_one_game_action(env, action):
+    env.reset(seed=0, options={"task_id": "nav-easy-000"})
+    before, key = env._engine.get_state(), env.state_key()
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert not info["action_valid"] and "one game action a command" in observation, observation
+    assert (env._engine.get_state(), env.state_key(), info["turn"]) == (before, key, 1)
+    assert env.oracle_action() == TASKS.get("nav-easy-000")["walkthrough"][0]
+
+
+def test_the_game_would_run_each_packed_command_as_several_actions(env):
+    """Why the words above are refused: the game itself runs several actions for them. The engine's
+    own guard (more than one action event) undoes whatever still would, past the words' check."""
+    from textworld.envs.wrappers.tw_inform7 import _detect_i7_events_debug_tags
+
+    env.reset(seed=0, options={"task_id": "nav-easy-000"})
+    engine = env._engine
+    start = engine.get_state()
+    for command in SEVERAL:
+        frotz_before = engine._frotz.get_state()
+        events, _ = _detect_i7_events_debug_tags(engine._frotz.step(command)[0])
+        engine._frotz.set_state(frotz_before)
+        assert len(events) >= 2, (command, events)
+        result = engine.step(command)
+        assert not result.acted and "one game action a command" in result.text
+        assert engine.get_state() == start
+    assert engine.step("take Canadian key").acted
+
+
+def test_no_command_of_a_shipped_game_is_refused():
+    from budgetgym.envs.navigation.tools.command import command_error
+
+    for task in TASKS:
+        assert all(command_error(c) is None for c in task["walkthrough"]), task.id
+        names = [info["name"] for _, info in json.loads((games.GAMES_DIR / f"{task['game']}.json").read_text())["infos"]
+                 if info.get("name")]
+        for name in names:
+            assert command_error(f"take {name}") is None and command_error(f"put {name} on {name}") is None, name
+
+
+def test_a_turn_holds_one_call(env):
     env.reset(seed=0, options={"task_id": "nav-easy-000"})
     first, second = TASKS.get("nav-easy-000")["walkthrough"][:2]
-    observation, *_ = env.step(json.dumps([{"name": "command", "arguments": {"command": c}} for c in (first, second)]))
-    assert observation.startswith(f"> {first}\n") and f"\n\n> {second}\n" in observation
-    assert env.oracle_action() == TASKS.get("nav-easy-000")["walkthrough"][2]
+    key = env.state_key()
+    observation, _, _, _, info = env.step(json.dumps([{"name": "command", "arguments": {"command": c}}
+                                                      for c in (first, second)]))
+    assert not info["action_valid"] and observation.startswith("Invalid action:")
+    assert env.state_key() == key and env.oracle_action() == first
 
 
 def test_the_engine_restarts_where_it_was_when_it_fails(env):

@@ -15,7 +15,9 @@ Action Space:
     Text: one ALFWorld command, bare (``go to countertop 1``, ``take mug 1 from countertop 1``) or as
     the ``command`` tool call, as in Navigation-v0. ``info["admissible_actions"]`` lists ALFWorld's
     admissible commands. A command that is not admissible gets ALFWorld's own "Nothing happens." and
-    changes nothing.
+    changes nothing. Commands follow Navigation-v0's rules (``navigation.tools.command``): one game
+    action a command (no ``.``, ``,``, ``then``, ``and``, ``all``, ...), no interpreter meta
+    commands, printable ASCII only; anything else is an invalid action.
 
 Observation Space:
     Text: ALFWorld's feedback; at reset the room, and the task (``Your task is to: ...``).

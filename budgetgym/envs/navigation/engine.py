@@ -152,6 +152,13 @@ class GameEngine:
         tags = dict(_TAG.findall(raw))
         raw = _TAG.sub("", raw)
         events, raw = _detect_i7_events_debug_tags(raw)
+        if len(events) > 1:
+            # One game action a command: the words that make Inform run several are refused before
+            # they get here (``tools.command``); whatever else does (an implicit "first taking") is undone.
+            self._frotz.set_state(before)
+            done = ", ".join(events)
+            return StepResult(f"That command made the game do {len(events)} actions ({done}); one game action a "
+                              f"command: nothing happened.", self.score, False, False, False)
         acted = False
         for event in events:
             action = self._inform7.detect_action(event, self.progression.valid_actions)

@@ -20,6 +20,12 @@ Action Space:
     recognise.", "You can't see any such thing."), but when the game does nothing with it the game
     is put back exactly as it was: the turn is spent, nothing else changes. A command longer than
     the Z-machine's input buffer (198 bytes) or with a line break is refused by the tool's schema.
+    One game action a command (``tools.command``): a command that Inform's parser would run as
+    several (``take key. go north``, ``... then ...``, ``e, w``, ``take key and apple``, ``take
+    all``), the interpreter's meta commands (``save``, ``restore``, ``script``, ``quit``, ``undo``,
+    ...: they read and write host files or leave the game's turns) and text that is not printable
+    ASCII (a NUL hung the C engine) are invalid actions, and never reach the game. Whatever still
+    makes the game do several actions is undone and answered so.
 
 Observation Space:
     Text: the game's answer, cleaned of TextWorld's ASCII-art title, the status bar and the prompt.
@@ -57,7 +63,7 @@ from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEn
 from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
 from budgetgym.envs.navigation import games
-from budgetgym.envs.navigation.tools.command import MAX_COMMAND_BYTES, TOOL as COMMAND
+from budgetgym.envs.navigation.tools.command import MAX_COMMAND_BYTES, TOOL as COMMAND, command_error
 
 STEP_LIMITS = Limits(seconds=10.0, max_size=1 * 2**20)
 """The bound on one command in the engine (see ``budgetgym.core.limits``): TextWorld's tracking is
@@ -170,18 +176,12 @@ class NavigationEnv(TextEnv):
         """Run one command in the game; the game's cleaned answer (the ``command`` tool's body)."""
         from budgetgym.envs.navigation.engine import EngineError
 
-        # A line that opens with a backslash is one of dumb-frotz's own commands, not the game's: an
-        # unknown one made it read the same line again forever, in C, where no time limit reaches. The
-        # game needs no backslash in a command, so none goes to the engine.
-        command = command.replace("\\", " ").strip()
-        if not command:
-            return "Type a command, e.g. 'look'."
-        try:
-            size = len(command.encode("utf-8"))
-        except UnicodeEncodeError:  # lone surrogates: no byte string for the engine holds them
-            return "That command holds characters that are not text (lone surrogates); nothing happened."
-        if size > MAX_COMMAND_BYTES:
-            return f"That command is longer than the game's {MAX_COMMAND_BYTES}-byte input; nothing happened."
+        # The tool's validation refused these already (an invalid action); a direct caller gets the
+        # same answer: nothing that could hang, crash or chain reaches the engine.
+        problem = command_error(command)
+        command = command.strip()
+        if problem is not None or not command or len(command) > MAX_COMMAND_BYTES:
+            return f"Nothing happened: {problem or 'type one command, e.g. look'}."
         try:
             result = STEP_LIMITS.run(self._engine.step, command)
         except (EngineError, LimitExceeded) as err:
