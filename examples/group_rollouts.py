@@ -3,7 +3,12 @@
 Each group is one task played by K sub-envs of ``gym.make_vec`` at once, each under ``BudgetMix``
 (a cap drawn per episode from the episode's seed, announced to the agent). Every episode is recorded
 with its drawn budget (fraction and cap), its turns, success and reward, and the group's rewards are
-turned into group-relative advantages ``(r - mean) / (std + 1e-6)``, as GRPO does.
+turned into group-relative advantages ``(r - mean) / (std + 1e-6)``, as GRPO does. Each episode
+also gets step-level advantages (GiGPO): the steps the group's episodes took from the same state
+are compared by their discounted returns (``budgetgym.train.step_groups``, which replays the
+recorded actions to recover each step's state), so even a group whose episodes all fail says which
+step from a shared state did better. ``--reward`` picks the env's ``reward_mode`` (``sparse``,
+``progress`` or ``oracle_distance``).
 
 The policy here is a stand-in for a model: the env's oracle, except that each turn is, with
 probability ``--p``, a wasted turn (an unknown tool call). With tight caps, some attempts of a group
@@ -16,6 +21,7 @@ ended; the loop ignores what finished sub-envs return meanwhile, and the next gr
 ``reset`` that names its task.
 
     python examples/group_rollouts.py --env budgetgym/FunctionCalling-v0 --tasks 4 --k 8 --out runs/groups.jsonl
+    python examples/group_rollouts.py --env budgetgym/Web-v0 --reward oracle_distance --tasks 4 --k 8
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 
 import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core.jsonl import write_jsonl
+from budgetgym.train.step_groups import episode_steps, group_steps, step_advantages
 from budgetgym.wrappers import BudgetMix
 
 WASTED_TURN = json.dumps({"name": "no_such_tool", "arguments": {}})
@@ -42,7 +49,7 @@ def collect_group(envs: gym.vector.VectorEnv, task_id: str, seed: int, p: float,
     _, infos = envs.reset(seed=[seed + i for i in range(k)], options={"task_id": task_id})
     episodes = [{"task_id": task_id, "attempt": i, "seed": seed + i, "fraction": float(infos["budget"]["fraction"][i]),
                  "cap": int(infos["budget"]["max_turns"][i]), "full_budget": int(infos["max_turns"][i]),
-                 "turns": 0, "success": False, "truncated": False, "reward": 0.0} for i in range(k)]
+                 "turns": 0, "success": False, "truncated": False, "reward": 0.0, "actions": []} for i in range(k)]
     active = np.ones(k, dtype=bool)
     while active.any():
         oracle = envs.call("oracle_action")  # the stand-in model reads the oracle; a real one reads observations
@@ -53,6 +60,7 @@ def collect_group(envs: gym.vector.VectorEnv, task_id: str, seed: int, p: float,
         for i in np.flatnonzero(active):
             episode = episodes[i]
             episode["turns"] += 1
+            episode["actions"].append(actions[i])
             episode["reward"] += float(rewards[i])
             if terminated[i] or truncated[i]:
                 episode.update(success=bool(terminated[i] and rewards[i] > 0), truncated=bool(truncated[i]))
@@ -62,6 +70,15 @@ def collect_group(envs: gym.vector.VectorEnv, task_id: str, seed: int, p: float,
     for episode in episodes:
         episode["advantage"] = (episode["reward"] - mean) / (std + 1e-6)
     return episodes
+
+
+def add_step_advantages(replay: gym.Env, episodes: list[dict]) -> int:
+    """Give each episode of one group its step-level advantages; return how many states the group's
+    episodes shared (states with two steps or more: the anchors that carry a step-level signal)."""
+    steps = [episode_steps(replay, e["task_id"], e["seed"], e["actions"], episode=n) for n, e in enumerate(episodes)]
+    for episode, advantages in zip(episodes, step_advantages(steps)):
+        episode["step_advantages"] = advantages
+    return sum(len(group) > 1 for group in group_steps(steps).values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--p", type=float, default=0.2, help="the stand-in policy's share of wasted turns")
     parser.add_argument("--mode", choices=("sync", "async"), default="sync")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reward", choices=("sparse", "progress", "oracle_distance"), default="sparse",
+                        help="the env's reward_mode")
     parser.add_argument("--out", default=None, help="write the episodes as JSON lines here")
     args = parser.parse_args(argv)
     fractions = tuple(float(f) for f in args.fractions.split(","))
@@ -82,18 +101,24 @@ def main(argv: list[str] | None = None) -> int:
     task_ids = listing.unwrapped.tasks.ids[: args.tasks]
     listing.close()
     envs = gym.make_vec(args.env, num_envs=args.k, vectorization_mode=args.mode, vector_kwargs=vector_kwargs,
-                        wrappers=[lambda env: BudgetMix(env, fractions, reveal="remaining")], split=args.split)
+                        wrappers=[lambda env: BudgetMix(env, fractions, reveal="remaining")], split=args.split,
+                        reward_mode=args.reward)
+    replay = gym.make(args.env, split=args.split, reward_mode=args.reward)  # the steps' states, recovered
     rng = np.random.default_rng(args.seed)
-    episodes = []
+    episodes, anchors = [], 0
     for number, task_id in enumerate(task_ids):
-        episodes += collect_group(envs, task_id, args.seed + number * args.k, args.p, rng)
+        group = collect_group(envs, task_id, args.seed + number * args.k, args.p, rng)
+        anchors += add_step_advantages(replay, group)
+        episodes += group
     envs.close()
+    replay.close()
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(Path(args.out), episodes)
     solved = sum(e["success"] for e in episodes)
     by_fraction = {f: [e["success"] for e in episodes if e["fraction"] == f] for f in fractions}
     print(json.dumps({"env": args.env, "groups": len(task_ids), "k": args.k, "episodes": len(episodes),
+                      "reward": args.reward, "shared_states": anchors,
                       "solved": solved, "success_by_fraction": {str(f): (sum(v) / len(v) if v else None)
                                                                 for f, v in by_fraction.items()}}))
     return 0
