@@ -28,7 +28,7 @@ def wrapped(env_id: str) -> gym.Env:
     env = gym.make(env_id)
     if env.unwrapped.failure_states():
         env = ErrorInjection(env, p=0.5)
-    return TurnBudget(BudgetMix(env, fractions=(0.5, 0.75, 1.0)), 1.0, reveal="remaining")
+    return TurnBudget(BudgetMix(env, budgets=(0.5, 0.75, 1.0)), 1.0, reveal="remaining")
 
 
 def run(env_id: str, episodes: int) -> dict:

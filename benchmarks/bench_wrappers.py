@@ -24,7 +24,7 @@ from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
 
 
 class StubEnv(TextEnv):
-    """The cheapest text env that reports what the budget wrappers read (turn, max_turns): a
+    """The cheapest text env that reports what the budget wrappers read (turn, full_budget): a
     ``TextEnv`` (ErrorInjection reads its failure states through ``text_env``) whose reset and step
     do nothing else."""
 
@@ -44,11 +44,11 @@ class StubEnv(TextEnv):
     def reset(self, *, seed=None, options=None):
         gym.Env.reset(self, seed=seed)
         self._turn = 0
-        return "obs", {"turn": 0, "max_turns": 10**9}
+        return "obs", {"turn": 0, "full_budget": 10**9}
 
     def step(self, action):
         self._turn += 1
-        return "obs", 0.0, False, False, {"turn": self._turn, "max_turns": 10**9}
+        return "obs", 0.0, False, False, {"turn": self._turn, "full_budget": 10**9}
 
 
 def per_step_ns(env, steps: int, action: str, repeats: int = 5) -> float:
@@ -72,8 +72,8 @@ def stub_configs():
         "gymnasium.TimeLimit": TimeLimit(StubEnv(), max_episode_steps=cap),
         "TurnBudget(reveal=none)": TurnBudget(StubEnv(), cap),
         "TurnBudget(reveal=remaining)": TurnBudget(StubEnv(), cap, reveal="remaining"),
-        "BudgetMix": BudgetMix(StubEnv(), fractions=(0.5, 1.0)),
-        "all three": TurnBudget(BudgetMix(ErrorInjection(StubEnv()), fractions=(0.5, 1.0)), cap),
+        "BudgetMix": BudgetMix(StubEnv(), budgets=(0.5, 1.0)),
+        "all three": TurnBudget(BudgetMix(ErrorInjection(StubEnv()), budgets=(0.5, 1.0)), cap),
     }
 
 
@@ -96,7 +96,7 @@ def main() -> None:
         if entry.adapter:
             continue
         plain = gym.make(entry.id).unwrapped
-        wrapped = TurnBudget(BudgetMix(ErrorInjection(gym.make(entry.id).unwrapped, p=0.0), fractions=(1.0,)),
+        wrapped = TurnBudget(BudgetMix(ErrorInjection(gym.make(entry.id).unwrapped, p=0.0), budgets=(1.0,)),
                              10**6, reveal="remaining")
         steps = max(1000, args.steps // 20)
         a, b = per_step_ns(plain, steps, "hello"), per_step_ns(wrapped, steps, "hello")

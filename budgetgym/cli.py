@@ -17,7 +17,7 @@ from budgetgym.core.env import text_env
 import budgetgym
 from budgetgym.eval.cli import EXIT_INTERRUPTED, EXIT_USAGE, Formatter, check_env_id
 from budgetgym.eval.cli import add_commands as add_eval_commands
-from budgetgym.wrappers import REVEAL_MODES, parse_budget
+from budgetgym.core.budgets import REVEAL_MODES, parse_budget
 
 DESCRIPTION = ("Gymnasium environments for multi-turn LLM agents under turn budgets: list the environments, play one "
                "in the terminal, run Pass@(K,T) sweeps and probes, and report on them.")
@@ -48,7 +48,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             budgets = [t.max_turns for t in tasks]
             row.update(tasks=len(tasks), splits={s: sum(t.split == s for t in tasks) for s in tasks.splits},
                        full_budget={"min": min(budgets), "median": statistics.median(budgets), "max": max(budgets)},
-                       failure_states=len(text_env(env).failure_states()))
+                       failure_states=len(text_env(env).failure_states()),
+                       max_calls_per_turn=text_env(env).max_calls_per_turn)
             env.close()
         rows.append(row)
     if args.json:
@@ -64,6 +65,9 @@ def cmd_list(args: argparse.Namespace) -> int:
             fb = row["full_budget"]
             print(f"    {row['tasks']} tasks ({splits}); full budget {fb['min']}-{fb['max']} turns "
                   f"(median {fb['median']}); {row['failure_states']} failure states")
+            calls = row["max_calls_per_turn"]
+            print("    one tool call a turn (sequential actions)" if calls == 1 else
+                  f"    up to {calls} tool calls a turn (parallel calls)")
     return 0
 
 
@@ -132,8 +136,8 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
     lines = _Lines(sys.stdin)
     options = {"task_id": args.task} if args.task else None
     observation, info = env.reset(seed=args.seed, options=options)
-    budget = info.get("budget", {"max_turns": info["max_turns"], "used": info["turn"]})
-    print(f"Task {info['task_id']}: {budget['max_turns']} turns (full budget {info['max_turns']}). Type an action. "
+    cap = info["budget"]["cap"] if "budget" in info else info["full_budget"]
+    print(f"Task {info['task_id']}: {cap} turns (full budget {info['full_budget']}). Type an action. "
           + PLAY_HELP)
     if getattr(base, "accepts_messages", False):
         print("Plain text (no tool call) is a message to the user: it ends your part of the current user turn.")
@@ -143,9 +147,9 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
               f"{injected['kind']}: {injected['description']}. The episode so far:]")
     print(observation)
     while True:
-        used = info.get("budget", {}).get("used", info["turn"])
+        used = info["budget"]["used"]["turns"] if "budget" in info else info["turn"]
         try:
-            line = lines.read(f"[turn {used + 1}/{budget['max_turns']}] > ")
+            line = lines.read(f"[turn {used + 1}/{cap}] > ")
         except EOFError:
             print()
             return 0

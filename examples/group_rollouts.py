@@ -2,7 +2,7 @@
 
 Each group is one task played by K sub-envs of ``gym.make_vec`` at once, each under ``BudgetMix``
 (a cap drawn per episode from the episode's seed, announced to the agent). Every episode is recorded
-with its drawn budget (fraction and cap), its turns, success and reward, and the group's rewards are
+with its drawn budget (the share drawn and the cap), its turns, success and reward, and the group's rewards are
 turned into group-relative advantages ``(r - mean) / (std + 1e-6)``, as GRPO does. Each episode
 also gets step-level advantages (GiGPO): the steps the group's episodes took from the same state
 are compared by their discounted returns (``budgetgym.train.step_groups``, which replays the
@@ -47,8 +47,8 @@ def collect_group(envs: gym.vector.VectorEnv, task_id: str, seed: int, p: float,
     """Play K attempts of ``task_id`` (one per sub-env, seeds ``seed`` .. ``seed + K - 1``)."""
     k = envs.num_envs
     _, infos = envs.reset(seed=[seed + i for i in range(k)], options={"task_id": task_id})
-    episodes = [{"task_id": task_id, "attempt": i, "seed": seed + i, "fraction": float(infos["budget"]["fraction"][i]),
-                 "cap": int(infos["budget"]["max_turns"][i]), "full_budget": int(infos["max_turns"][i]),
+    episodes = [{"task_id": task_id, "attempt": i, "seed": seed + i, "drawn": float(infos["budget"]["drawn"][i]),
+                 "cap": int(infos["budget"]["cap"][i]), "full_budget": int(infos["full_budget"][i]),
                  "turns": 0, "success": False, "truncated": False, "reward": 0.0, "actions": []} for i in range(k)]
     active = np.ones(k, dtype=bool)
     while active.any():
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(Path(args.out), episodes)
     solved = sum(e["success"] for e in episodes)
-    by_fraction = {f: [e["success"] for e in episodes if e["fraction"] == f] for f in fractions}
+    by_fraction = {f: [e["success"] for e in episodes if e["drawn"] == f] for f in fractions}
     print(json.dumps({"env": args.env, "groups": len(task_ids), "k": args.k, "episodes": len(episodes),
                       "reward": args.reward, "shared_states": anchors,
                       "solved": solved, "success_by_fraction": {str(f): (sum(v) / len(v) if v else None)

@@ -55,7 +55,7 @@ def test_text_view_lists_the_tools_in_the_system_prompt_and_keeps_actions_as_tex
 
 
 def test_the_view_shows_what_the_wrappers_show():
-    env = ChatView(TurnBudget(gym.make(FC, split="test"), max_turns=0.5, reveal="remaining"))
+    env = ChatView(TurnBudget(gym.make(FC, split="test"), budget=0.5, reveal="remaining"))
     observation, info = env.reset(seed=0, options={"task_index": 0})
     assert info["messages"][-1]["content"] == observation and "remaining" in observation.lower()
     observation, *_, info = env.step("Let me look.")

@@ -74,9 +74,9 @@ def test_reset_info_keys_and_json_serialisable(env_id):
     env = make_or_skip(env_id)
     obs, info = env.reset(seed=1)
     assert isinstance(obs, str) and obs
-    for key in ("task_id", "turn", "max_turns", "success", "progress", "action_valid", "action_error", "tools"):
+    for key in ("task_id", "turn", "calls", "full_budget", "success", "progress", "action_valid", "action_error", "tools"):
         assert key in info, key
-    assert info["turn"] == 0 and info["max_turns"] >= 1
+    assert info["turn"] == 0 and info["full_budget"] >= 1
     json.dumps(info)
     obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action() or "hello")
     json.dumps(info)
@@ -100,7 +100,7 @@ def test_oracle_solves_sampled_tasks_with_sparse_reward(env_id):
         _, _, reward, terminated, truncated, info = steps[-1]
         assert terminated and not truncated and info["success"], (task_id, steps[-1])
         assert reward == 1.0 and all(s[2] == 0.0 for s in steps[:-1])
-        assert info["turn"] <= info["max_turns"]
+        assert info["turn"] <= info["full_budget"]
 
 
 def test_progress_reward_sums_to_final_progress(env_id):
@@ -114,7 +114,7 @@ def test_progress_reward_sums_to_final_progress(env_id):
 def test_deterministic_byte_for_byte(env_id):
     def run():
         env = make_or_skip(env_id)
-        env.reset(seed=5, options={"task_id": task_id})
+        tools = env.reset(seed=5, options={"task_id": task_id})[1]["tools"]
         rng = np.random.default_rng(11)
         tools = env.unwrapped._info(at_reset=True)["tools"]
         return [(a, o, r, te, tr, json.dumps(i, sort_keys=True))
@@ -328,7 +328,7 @@ def test_bad_actions_never_raise_and_change_nothing_but_the_turn(env_id):
         bad = BAD_ACTIONS + [a for a in [schema_violation(info["tools"])] if a]
         for action in bad + [None, 12, b"bytes", {"name": "x"}]:
             before = env.unwrapped.snapshot()
-            if env.unwrapped.turn + 1 >= info["max_turns"]:
+            if env.unwrapped.turn + 1 >= info["full_budget"]:
                 break
             obs, reward, terminated, truncated, step_info = env.step(action)
             after = env.unwrapped.snapshot()
@@ -404,8 +404,8 @@ def _wrappers(env_id):
     from budgetgym.chat import ChatView
     from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
 
-    yield TurnBudget(make_or_skip(env_id), max_turns=0.5, reveal="remaining")
-    yield BudgetMix(make_or_skip(env_id), fractions=(0.5, 1.0))
+    yield TurnBudget(make_or_skip(env_id), budget=0.5, reveal="remaining")
+    yield BudgetMix(make_or_skip(env_id), budgets=(0.5, 1.0))
     yield ChatView(make_or_skip(env_id))
     if text_env(make_or_skip(env_id)).failure_states():
         yield ErrorInjection(make_or_skip(env_id))

@@ -9,7 +9,8 @@ import gymnasium as gym
 import pytest
 
 import budgetgym
-from budgetgym.wrappers import BudgetMix, TurnBudget, cap_for, check_budget, oracle_turns_of, parse_budget
+from budgetgym.core.budgets import check_budget, parse_budget, resolve_cap as cap_for
+from budgetgym.wrappers import BudgetMix, TurnBudget, oracle_turns_of
 from registered import TOY_ID
 from toy_env import CounterEnv
 
@@ -33,7 +34,7 @@ def test_cap_for_multiples():
     assert cap_for("1.2x", 30, 10) == 12  # no float drift past the integer
     assert cap_for("3x", 12, 5) == 12  # never above the full budget
     assert cap_for("0.1x", 12, 5) == 1  # at least one turn
-    with pytest.raises(ValueError, match="oracle_turns"):
+    with pytest.raises(ValueError, match="shortest solution in turns is not known"):
         cap_for("1x", 12, None)
     check_budget("1.5x")
     with pytest.raises(ValueError):
@@ -47,7 +48,7 @@ def test_turn_budget_in_solution_lengths_on_the_toy():
         observation, info = env.reset(seed=0, options={"task_id": task.id})
         oracle_turns = math.ceil(task["target"] / 3)
         assert oracle_turns_of(env, info) == task["oracle_turns"] == oracle_turns
-        assert info["budget"]["max_turns"] == oracle_turns
+        assert info["budget"]["cap"] == oracle_turns
         assert observation.endswith(f"[Turns remaining: {oracle_turns} of {oracle_turns}]")
         # The oracle has no turn to spare at 1x and still solves.
         terminated = truncated = False
@@ -63,23 +64,23 @@ def test_info_oracle_turns_wins_over_the_record():
 
     env = TurnBudget(Reports(), "2x")
     _, info = env.reset(seed=0, options={"task_id": "toy-00"})
-    assert info["budget"]["max_turns"] == min(6, info["max_turns"])
+    assert info["budget"]["cap"] == min(6, info["full_budget"])
 
 
 def test_budget_mix_draws_multiples_and_shares():
-    env = BudgetMix(CounterEnv(), fractions=("1x", "2x", 1.0), reveal="none")
+    env = BudgetMix(CounterEnv(), budgets=("1x", "2x", 1.0), reveal="none")
     seen = set()
     for seed in range(60):
         _, info = env.reset(seed=seed, options={"task_id": "toy-04"})  # target 6: 2 turns, full budget 8
-        seen.add((info["budget"]["fraction"], info["budget"]["max_turns"]))
+        seen.add((info["budget"]["drawn"], info["budget"]["cap"]))
     assert seen == {("1x", 2), ("2x", 4), (1.0, 8)}
     with pytest.raises(ValueError, match="1.5x"):
-        BudgetMix(CounterEnv(), fractions=("1.5",))
+        BudgetMix(CounterEnv(), budgets=("1.5",))
 
 
 def test_make_and_the_function_calling_env_read_oracle_turns():
     env = budgetgym.make("budgetgym/FunctionCalling-v0", budget="1x", reveal="total")
     observation, info = env.reset(seed=0)
-    assert info["budget"]["max_turns"] == env.unwrapped.task["oracle_turns"] < info["max_turns"]
-    assert f"you have {info['budget']['max_turns']} turns in total" in observation
+    assert info["budget"]["cap"] == env.unwrapped.task["oracle_turns"] < info["full_budget"]
+    assert f"you have {info['budget']['cap']} turns in total" in observation
     assert gym.make(TOY_ID) is not None

@@ -13,11 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import budgetgym
-from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget, cap_for
+from budgetgym.core.budgets import resolve_cap
+from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
 from registered import TOY_ID
 from toy_env import CounterEnv
 
 WAIT = "say(text='thinking')"  # a valid action that never ends the toy task
+
+
+def cap_for(budget, full):
+    return resolve_cap(budget, full, None)
+
+
+def used(turns, calls, tokens):
+    return {"turns": turns, "calls": calls, "tokens": tokens}
 
 
 def steps_until_end(env, action=WAIT, limit=100):
@@ -34,13 +43,14 @@ def test_int_cap_truncates_exactly(cap):
     env.reset(seed=0, options={"task_id": "toy-08"})  # full budget 7
     turn, _, terminated, truncated, info = steps_until_end(env)
     assert (turn, terminated, truncated) == (cap, False, True)
-    assert info["budget"] == {"max_turns": cap, "used": cap, "remaining": 0, "reveal": "none"}
+    assert info["budget"] == {"unit": "turns", "cap": cap, "used": used(cap, cap, 8 * cap), "remaining": 0,
+                              "reveal": "none"}
 
 
 def test_int_cap_above_full_budget_is_the_full_budget():
     env = TurnBudget(CounterEnv(), 100)
     _, info = env.reset(seed=0, options={"task_id": "toy-01"})
-    assert info["budget"]["max_turns"] == info["max_turns"] == 5
+    assert info["budget"]["cap"] == info["full_budget"] == 5
     assert steps_until_end(env)[0] == 5
 
 
@@ -86,9 +96,11 @@ def test_reveal_modes_text_and_info():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"max_turns": 0}, "int must be >= 1"), ({"max_turns": -3}, ">= 1"), ({"max_turns": 1.5}, r"\(0, 1\]"),
-    ({"max_turns": 0.0}, r"\(0, 1\]"), ({"max_turns": True}, "int >= 1"), ({"max_turns": "5"}, "int >= 1"),
-    ({"max_turns": 3, "reveal": "some"}, "reveal must be"), ({"max_turns": 3, "template": "{bogus}"}, "template"),
+    ({"budget": 0}, "int must be >= 1"), ({"budget": -3}, ">= 1"), ({"budget": 1.5}, r"\(0, 1\]"),
+    ({"budget": 0.0}, r"\(0, 1\]"), ({"budget": True}, "int >= 1"), ({"budget": "five"}, "int >= 1"),
+    ({"budget": 3, "reveal": "some"}, "reveal must be"), ({"budget": 3, "template": "{bogus}"}, "template"),
+    ({"budget": 3, "template": "{max_turns}"}, "template"), ({"budget": 0.5, "unit": "calls"}, "turns only"),
+    ({"budget": 3, "unit": "words"}, "unit"), ({"budget": 3, "template": "x" * 200}, "fit"),
 ])
 def test_invalid_arguments_raise_value_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -100,7 +112,7 @@ def test_nested_budgets_tightest_wins():
         env = TurnBudget(TurnBudget(CounterEnv(), inner), outer)
         _, info = env.reset(seed=0, options={"task_id": "toy-18"})  # full budget 7
         expected = min(cap_for(inner, 7), cap_for(outer, 7))
-        assert info["budget"]["max_turns"] == expected
+        assert info["budget"]["cap"] == expected
         assert steps_until_end(env)[0] == expected
 
 
@@ -112,10 +124,10 @@ def test_count_restored_counts_the_prefix_or_not():
     snap = base.snapshot()
     counted = TurnBudget(CounterEnv(), 3)
     _, info = counted.reset(options={"snapshot": snap})
-    assert info["budget"]["used"] == 2 and steps_until_end(counted)[0] == 1
+    assert info["budget"]["used"]["turns"] == 2 and steps_until_end(counted)[0] == 1
     fresh = TurnBudget(CounterEnv(), 3, count_restored=False)
     _, info = fresh.reset(options={"snapshot": snap})
-    assert info["budget"]["used"] == 0 and steps_until_end(fresh)[0] == 3
+    assert info["budget"]["used"]["turns"] == 0 and steps_until_end(fresh)[0] == 3
     spent = TurnBudget(CounterEnv(), 2)
     _, info = spent.reset(options={"snapshot": snap})
     assert info["budget"]["remaining"] == 0
@@ -125,10 +137,10 @@ def test_count_restored_counts_the_prefix_or_not():
 
 
 def test_budget_mix_distribution_matches_weights():
-    env = BudgetMix(CounterEnv(), fractions=(0.25, 0.5, 1.0), weights=(1, 2, 5))
+    env = BudgetMix(CounterEnv(), budgets=(0.25, 0.5, 1.0), weights=(1, 2, 5))
     env.reset(seed=123)
     n = 8000
-    counts = Counter(env.reset()[1]["budget"]["fraction"] for _ in range(n))
+    counts = Counter(env.reset()[1]["budget"]["drawn"] for _ in range(n))
     for fraction, p in zip((0.25, 0.5, 1.0), (1 / 8, 2 / 8, 5 / 8)):
         sigma = math.sqrt(p * (1 - p) / n)
         assert abs(counts[fraction] / n - p) < 5 * sigma, (fraction, counts)
@@ -136,12 +148,12 @@ def test_budget_mix_distribution_matches_weights():
 
 def test_budget_mix_cap_is_the_drawn_share_and_reproducible():
     def draws(seed):
-        env = BudgetMix(CounterEnv(), fractions=(0.25, 0.5, 0.75, 1.0))
+        env = BudgetMix(CounterEnv(), budgets=(0.25, 0.5, 0.75, 1.0))
         out = []
         for i in range(50):
             _, info = env.reset(seed=seed if i == 0 else None)
-            assert info["budget"]["max_turns"] == cap_for(info["budget"]["fraction"], info["max_turns"])
-            out.append((info["task_id"], info["budget"]["max_turns"], info["budget"]["fraction"]))
+            assert info["budget"]["cap"] == cap_for(info["budget"]["drawn"], info["full_budget"])
+            out.append((info["task_id"], info["budget"]["cap"], info["budget"]["drawn"]))
         return out
 
     assert draws(7) == draws(7)
@@ -149,8 +161,9 @@ def test_budget_mix_cap_is_the_drawn_share_and_reproducible():
     assert len({d[2] for d in draws(7)}) == 4
 
 
-@pytest.mark.parametrize("kwargs", [{"fractions": ()}, {"fractions": (0.5, 1.2)}, {"fractions": (0.5,), "weights": (1, 2)},
-                                    {"fractions": (0.5, 1.0), "weights": (-1, 2)}, {"fractions": (0.5, 1.0), "weights": (0, 0)}])
+@pytest.mark.parametrize("kwargs", [{"budgets": ()}, {"budgets": (0.5, 1.2)}, {"budgets": (0.5,), "weights": (1, 2)},
+                                    {"budgets": (0.5, 1.0), "weights": (-1, 2)}, {"budgets": (0.5, 1.0), "weights": (0, 0)},
+                                    {"budgets": "1x"}])
 def test_budget_mix_invalid_arguments(kwargs):
     with pytest.raises(ValueError):
         BudgetMix(CounterEnv(), **kwargs)
@@ -219,7 +232,7 @@ def test_error_injection_kinds_p_and_tasks_without_states():
 def test_error_injection_under_a_budget_counts_the_prefix():
     env = TurnBudget(ErrorInjection(CounterEnv(), states=_failure_states()), 2, reveal="remaining")
     obs, info = env.reset(seed=1)
-    assert info["budget"]["used"] == 1 and obs.endswith("[Turns remaining: 1 of 2]")
+    assert info["budget"]["used"]["turns"] == 1 and obs.endswith("[Turns remaining: 1 of 2]")
     assert steps_until_end(env)[0] == 1
 
 
@@ -228,7 +241,7 @@ def test_make_composes_the_wrappers():
     assert isinstance(env, TurnBudget) and env.reveal == "total"
     env = budgetgym.make(TOY_ID, budget_mix=(0.5, 1.0))
     assert isinstance(env, BudgetMix)
-    with pytest.raises(ValueError, match="either budget or budget_mix"):
+    with pytest.raises(ValueError, match="one of budget, budget_mix and schedule"):
         budgetgym.make(TOY_ID, budget=3, budget_mix=(0.5,))
     env = budgetgym.make(TOY_ID, split="test")
     assert set(t.split for t in env.unwrapped.tasks) == {"test"}
@@ -242,13 +255,13 @@ def test_turn_budget_property(cap, reveal, actions, task):
     """For any cap and actions: the episode never outlives the cap, and info["budget"] adds up."""
     env = TurnBudget(CounterEnv(), cap, reveal=reveal)
     _, info = env.reset(seed=0, options={"task_id": f"toy-{task:02d}"})
-    limit = cap_for(cap, info["max_turns"])
-    for used, action in enumerate(actions, 1):
+    limit = cap_for(cap, info["full_budget"])
+    for turns, action in enumerate(actions, 1):
         _, _, terminated, truncated, info = env.step(action)
         budget = info["budget"]
-        assert budget["used"] == used and budget["max_turns"] == limit
-        assert budget["remaining"] == limit - used >= 0
-        assert truncated == (used == limit and not terminated)
+        assert budget["used"]["turns"] == turns and budget["cap"] == limit
+        assert budget["remaining"] == limit - turns >= 0
+        assert truncated == (turns == limit and not terminated)
         if terminated or truncated:
             break
 
@@ -260,22 +273,22 @@ def test_a_restored_prefix_longer_than_the_cap_leaves_nothing_and_says_so():
     source.reset(seed=0, options={"task_id": "toy-04"})
     for _ in range(5):
         source.step("say(text='x')")
-    env = TurnBudget(gym.make(TOY_ID), max_turns=3, reveal="remaining")
+    env = TurnBudget(gym.make(TOY_ID), budget=3, reveal="remaining")
     observation, info = env.reset(options={"snapshot": source.unwrapped.snapshot()})
-    assert info["budget"] == {"max_turns": 3, "used": 5, "remaining": 0, "reveal": "remaining"}
+    assert info["budget"] == {"unit": "turns", "cap": 3, "used": used(5, 5, 40), "remaining": 0, "reveal": "remaining"}
     assert "[Turns remaining: 0 of 3]" in observation
     observation, reward, terminated, truncated, info = env.step("add(n=1)")
     assert (reward, terminated, truncated) == (0.0, False, True)
-    assert "already took 5 turns" in observation and "turn budget is 3" in observation
+    assert "already spent 5 turns" in observation and "budget is 3" in observation
     assert info["task_id"] == "toy-04" and info["turn"] == 5 and info["success"] is False
     assert info["action_valid"] is False and info["action_error"] == observation
     assert env.unwrapped.turn == 5  # the env was not stepped
 
 
 def test_stepping_on_after_the_cap_is_refused_with_the_envs_info():
-    env = TurnBudget(gym.make(TOY_ID), max_turns=1)
+    env = TurnBudget(gym.make(TOY_ID), budget=1)
     env.reset(seed=0, options={"task_id": "toy-04"})
     assert env.step("say(text='x')")[3] is True
     observation, _, _, truncated, info = env.step("add(n=1)")
-    assert truncated and "turn budget of 1 turns is spent" in observation
+    assert truncated and "the budget of 1 turns is spent" in observation
     assert info["turn"] == 1 and info["budget"]["remaining"] == 0 and "task_id" in info

@@ -54,16 +54,21 @@ def dumps_ascii(record: Mapping[str, Any]) -> str:
 
 
 def write_text(path: str | Path, text: str) -> tuple[int, str]:
-    """Write ``text`` (UTF-8) to ``path``; return the size and SHA-256 of the bytes written.
+    """Write ``text`` (UTF-8) to ``path`` with :func:`write_bytes`."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: str | Path, data: bytes) -> tuple[int, str]:
+    """Write ``data`` to ``path``; return its size and SHA-256.
 
     A regular file, or a path where nothing is, is written atomically (a temporary file beside it,
-    then a rename); a symbolic link's target is written so. A character device or a pipe is written to as it is (streamed), never replaced.
+    then a rename); a symbolic link's target is written so. A character device or a pipe is written
+    to as it is (streamed), never replaced.
     A folder, or any other kind of node, raises ``IsADirectoryError`` or ``OSError`` and nothing is
     written. A missing parent folder raises ``FileNotFoundError``."""
     path = Path(path)
     if path.is_symlink():  # write the file the link names; the link stays a link
         path = Path(os.path.realpath(path))
-    data = text.encode("utf-8")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -107,21 +112,25 @@ def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]], *, sort_
 class EpisodeRecord(TypedDict, total=False):
     """One episode of a sweep, as a line of ``episodes.jsonl`` (the evaluation adds fields of its own).
 
-    ``budget`` is the cap as asked (None: the full budget; an int: turns; a float: a share of the
-    full budget; a ``"1.5x"`` string: a multiple of the oracle's turns), ``cap`` the turns it came to;
-    ``turns`` counts the turns taken and ``success`` whether the task was solved within them.
+    ``budget`` is the cap as asked, in ``unit`` (None: the full budget; see
+    :mod:`budgetgym.core.budgets`), ``cap`` what it came to for the task (None at the full budget);
+    ``turns``, ``calls`` and ``tokens`` count what the episode used, and ``success`` whether the task
+    was solved.
     """
 
     env: str
     agent: str
     task: str
     reveal: str
+    unit: str
     budget: int | float | str | None
     attempt: int
     seed: int
-    max_turns: int
-    cap: int
+    full_budget: int
+    cap: int | None
     turns: int
+    calls: int
+    tokens: int
     success: bool
     reward: float
     actions: list[str]

@@ -24,7 +24,7 @@ from budgetgym.eval.agents import AgentError, make_agent
 from budgetgym.eval.episode_log import SweepLockedError
 from budgetgym.eval.executors import EXECUTORS, ExecutorError, make_executor
 from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_KS
-from budgetgym.wrappers import REVEAL_MODES, parse_budget
+from budgetgym.core.budgets import REVEAL_MODES, parse_budget
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

@@ -28,7 +28,7 @@ from budgetgym.core.jsonl import Record, dumps_ascii, write_jsonl, write_lines
 Key = tuple[Any, ...]
 
 #: What every episode record holds (readers rely on these; the rest is informative).
-REQUIRED_FIELDS = ("env", "agent", "task", "reveal", "budget", "attempt", "max_turns", "turns", "success")
+REQUIRED_FIELDS = ("env", "agent", "task", "reveal", "budget", "attempt", "full_budget", "turns", "success")
 
 
 class SweepLockedError(RuntimeError):

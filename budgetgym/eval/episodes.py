@@ -14,6 +14,7 @@ from budgetgym.eval.agents.base import Agent, turn_details
 @dataclass(frozen=True)
 class EpisodeResult:
     turns: int  # turns the agent took (a restored prefix not included)
+    calls: int  # tool calls its actions ran (likewise)
     success: bool
     reward: float  # the sum of the step rewards
     actions: list[str]
@@ -44,4 +45,6 @@ def continue_episode(env: gym.Env[str, str], agent: Agent, observation: str, inf
     played = rollout(env, act, start=(observation, info))
     steps = [{"valid": bool(step.info.get("action_valid", True)), "error": step.info.get("action_error"), **extra}
              for step, extra in zip(played.steps, details)]
-    return EpisodeResult(played.turns, played.success, played.total_reward, played.actions, played.truncated, steps)
+    calls = played.last_info.get("calls", 0) - info.get("calls", 0)
+    return EpisodeResult(played.turns, calls, played.success, played.total_reward, played.actions, played.truncated,
+                         steps)

@@ -1,5 +1,11 @@
-"""Pass@(K,T) from episode records: the unbiased pass@k estimator, mean turns to success, and
-confidence intervals over tasks that stay honest at 0 and 1.
+"""Pass@(K,T) and Pass^(K,T) from episode records: the unbiased estimators, mean turns to success,
+and confidence intervals over tasks that stay honest at 0 and 1.
+
+Pass@(K,T) is the probability that at least one of K attempts succeeds within T (what a system that
+can retry and check gets); Pass^(K,T) (tau-bench's pass^k) the probability that all K succeed
+within T (the reliability a deployment asks for). Per task, from n attempts of which c succeeded
+within T: ``1 - C(n-c, k) / C(n, k)`` and ``C(c, k) / C(n, k)``, both unbiased (the probability that
+k attempts drawn without replacement from the n hold a success, or hold only successes).
 
 Intervals (``INTERVAL_METHOD``): the task is the unit (attempts of one task are not independent),
 so a cell's interval is the percentile bootstrap over tasks, widened to contain the Wilson score
@@ -10,8 +16,9 @@ conservative bound that does not collapse where the bootstrap does (every task a
 paired bootstrap over common tasks, widened to contain Newcombe's hybrid score interval (the
 Wilson intervals of both runs combined, MOVER).
 
-An episode record (see :mod:`budgetgym.eval.sweep`) counts as solved within T when it succeeded in
-at most ``cap_for(T, max_turns)`` turns. A run at the full budget (``budget`` None, the
+An episode record (see :mod:`budgetgym.eval.sweep`) counts as solved within T when it succeeded
+having used at most the cap T means for its task, in the record's unit (turns, tool calls or
+tokens; :func:`budgetgym.core.budgets.resolve_cap`). A run at the full budget (``budget`` None, the
 ``reveal="none"`` shortcut) therefore serves every T; a run under an announced cap serves only its
 own T.
 """
@@ -25,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from budgetgym.wrappers import cap_for
+from budgetgym.core.budgets import resolve_cap
 
 INTERVAL_METHOD = (
     "95% intervals over tasks: the percentile bootstrap of the task mean (1000 resamples of tasks), widened to "
@@ -52,27 +59,48 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
+def pass_all_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass^k from n attempts of which c succeeded: C(c, k) / C(n, k).
+
+    It is the probability that k attempts drawn without replacement from the n all succeed.
+    """
+    pass_at_k(n, c, k)  # the same checks
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def record_unit(record: Mapping[str, Any]) -> str:
+    """The unit a record's budget is in (``turns`` for records that do not say)."""
+    return record.get("unit") or "turns"
+
+
+def shortest_of(record: Mapping[str, Any]) -> int | None:
+    """The task's shortest solution in the record's unit: ``oracle_turns`` for turns, else
+    ``shortest`` (the oracle's calls or tokens, measured when the sweep was planned)."""
+    return record.get("oracle_turns") if record_unit(record) == "turns" else record.get("shortest")
+
+
 def record_cap(record: Mapping[str, Any], budget: int | float | str) -> int:
-    """The cap in turns that ``budget`` means for the task of ``record``."""
-    return cap_for(budget, record["max_turns"], record.get("oracle_turns"))
+    """The cap that ``budget`` means for the task of ``record``, in the record's unit."""
+    return resolve_cap(budget, record["full_budget"], shortest_of(record), record_unit(record))
 
 
 def solved_within(record: Mapping[str, Any], budget: int | float | str) -> bool:
-    """Whether an episode record counts as solved within ``budget`` (turns, a share of the full
-    budget, or a multiple of the shortest solution)."""
-    return bool(record["success"]) and record["turns"] <= record_cap(record, budget)
+    """Whether an episode record counts as solved within ``budget`` (in the record's unit: the
+    episode succeeded having used at most the cap)."""
+    return bool(record["success"]) and record[record_unit(record)] <= record_cap(record, budget)
 
 
 def infeasible(record: Mapping[str, Any], budget: int | float | str) -> bool:
     """Whether ``budget`` is below the task's shortest solution (no agent can solve it there);
     False where the record does not say how long the shortest solution is."""
-    oracle_turns = record.get("oracle_turns")
-    return oracle_turns is not None and record_cap(record, budget) < oracle_turns
+    shortest = shortest_of(record)
+    return shortest is not None and record_cap(record, budget) < shortest
 
 
 @dataclass(frozen=True)
 class Cell:
-    """Pass@K at budget T for one group of records, averaged over tasks, with a bootstrap CI."""
+    """Pass@K and Pass^K at budget T for one group of records, averaged over tasks, with their
+    intervals (see ``INTERVAL_METHOD``)."""
 
     budget: int | float | str
     k: int
@@ -83,10 +111,14 @@ class Cell:
     attempts: int  # the smallest number of attempts of any task (n in the estimator)
     mean_turns_to_success: float | None
     infeasible_tasks: int = 0  # tasks whose shortest solution is longer than this budget
+    pass_all: float = 0.0  # Pass^(K,T): all K attempts succeed within T
+    pass_all_ci_low: float = 0.0
+    pass_all_ci_high: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget, "k": self.k, "pass": self.value, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "tasks": self.tasks, "attempts": self.attempts,
+                "ci_high": self.ci_high, "pass_all": self.pass_all, "pass_all_ci_low": self.pass_all_ci_low,
+                "pass_all_ci_high": self.pass_all_ci_high, "tasks": self.tasks, "attempts": self.attempts,
                 "mean_turns_to_success": self.mean_turns_to_success, "infeasible_tasks": self.infeasible_tasks}
 
 
@@ -115,7 +147,7 @@ def infeasible_tasks(records: Iterable[Mapping[str, Any]], budget: int | float |
 
 
 def mean_turns_to_success(records: Iterable[Mapping[str, Any]], budget: int | float | str) -> float | None:
-    """Mean turns of the attempts solved within T (None when none was)."""
+    """Mean turns of the attempts solved within T (None when none was), whatever the unit."""
     turns = [r["turns"] for r in records_for_budget(records, budget) if solved_within(r, budget)]
     return float(np.mean(turns)) if turns else None
 
@@ -129,7 +161,8 @@ def pass_grid(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> list[Cell]:
-    """Pass@(K,T) for one group of records (one env, agent and reveal mode), for every K and T."""
+    """Pass@(K,T) and Pass^(K,T) for one group of records (one env, agent and reveal mode), for
+    every K and T."""
     cells = []
     for budget in budgets:
         counts = task_counts(records, budget)
@@ -140,8 +173,11 @@ def pass_grid(
         for k in ks:
             per_task = np.array([pass_at_k(n, c, k) for n, c in counts.values()])
             low, high = mean_ci(per_task, bootstrap=bootstrap, confidence=confidence, seed=seed)
+            all_k = np.array([pass_all_k(n, c, k) for n, c in counts.values()])
+            all_low, all_high = mean_ci(all_k, bootstrap=bootstrap, confidence=confidence, seed=seed)
             cells.append(Cell(budget, k, float(per_task.mean()), low, high, len(counts),
-                              min(n for n, _ in counts.values()), mean_turns, unreachable))
+                              min(n for n, _ in counts.values()), mean_turns, unreachable,
+                              float(all_k.mean()), all_low, all_high))
     return cells
 
 
@@ -155,7 +191,8 @@ def difference_grid(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> list[Cell]:
-    """Pass@(K,T) of B minus A on the tasks both ran, with a paired bootstrap CI over those tasks."""
+    """Pass@(K,T) and Pass^(K,T) of B minus A on the tasks both ran, with paired intervals over
+    those tasks."""
     cells = []
     for budget in budgets:
         counts_a, counts_b = task_counts(records_a, budget), task_counts(records_b, budget)
@@ -167,9 +204,12 @@ def difference_grid(
             pass_a = np.array([pass_at_k(*counts_a[t], k) for t in common])
             pass_b = np.array([pass_at_k(*counts_b[t], k) for t in common])
             low, high = difference_ci(pass_a, pass_b, bootstrap=bootstrap, confidence=confidence, seed=seed)
+            all_a = np.array([pass_all_k(*counts_a[t], k) for t in common])
+            all_b = np.array([pass_all_k(*counts_b[t], k) for t in common])
+            all_low, all_high = difference_ci(all_a, all_b, bootstrap=bootstrap, confidence=confidence, seed=seed)
             attempts = min(min(counts_a[t][0], counts_b[t][0]) for t in common)
             cells.append(Cell(budget, k, float((pass_b - pass_a).mean()), low, high, len(common), attempts, None,
-                              unreachable))
+                              unreachable, float((all_b - all_a).mean()), all_low, all_high))
     return cells
 
 

@@ -7,9 +7,15 @@ This single-run shortcut saves a factor of about the number of budgets; it holds
 that does not read ``info["budget"]``, which none of budgetgym's agents does. Announced caps
 (``"total"``, ``"remaining"``) change what the agent sees, so they get one run per T.
 
-Budgets are turns (``8``), shares of a task's full budget (``0.5``) or multiples of its shortest
-solution (``"1.5x"``, from ``oracle_turns``). The default grid is in solution lengths, so every cell
-is feasible: the oracle scores 1.00 in each. By default a sweep runs the env's ``test`` split (where
+Budgets are in one unit a sweep (``turns``, ``calls`` or ``tokens``, see
+:mod:`budgetgym.core.budgets`): absolute (``8``), shares of a task's full budget (``0.5``, turns
+only) or multiples of its shortest solution (``"1.5x"``: ``oracle_turns``, or for calls and tokens
+the oracle's solution measured once per task when the sweep is planned, at its first attempt's seed).
+The default grid is in solution lengths, so every cell is feasible: the oracle scores 1.00 in each.
+Every record holds the episode's use in every unit (``turns``, ``calls``, ``tokens``; tokens of the
+agent's outputs by the default regex tokenizer, so records compare across runs). The single-run
+shortcut holds in every unit: an unannounced cap in calls or tokens, like one in turns, changes
+nothing before it binds. By default a sweep runs the env's ``test`` split (where
 it has one) and every record says which split its task is from.
 
 Every episode's seed is derived from the sweep seed, the env, the task and the attempt, not from T
@@ -27,6 +33,7 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.budgets import REVEAL_MODES, budget_grid, check_unit, count_tokens, resolve_cap
 from budgetgym.core.env import text_env
 from budgetgym.core.jsonl import EpisodeRecord, dumps_ascii
 from budgetgym.eval.agents.base import Agent
@@ -35,11 +42,14 @@ from budgetgym.eval.episode_log import EpisodeLog, Record, episode_key
 from budgetgym.eval.episodes import play_episode
 from budgetgym.eval.executors import Job, Worker, WorkerSetup, run_job_batches, start_executor
 from budgetgym.eval.progress import progress_bar
-from budgetgym.wrappers import REVEAL_MODES, TurnBudget, cap_for, check_budget
+from budgetgym.wrappers import TurnBudget, solution_cost
 
 DEFAULT_KS = (1, 2, 4, 8)
 #: In units of each task's shortest solution, and the full budget: feasible in every cell.
 DEFAULT_BUDGETS: tuple[int | float | str, ...] = ("1x", "1.25x", "1.5x", "2x", 1.0)
+#: The default grid in calls and tokens (neither has a full budget of its own).
+DEFAULT_BUDGETS_BY_UNIT: dict[str, tuple[int | float | str, ...]] = {
+    "turns": DEFAULT_BUDGETS, "calls": ("1x", "1.25x", "1.5x", "2x"), "tokens": ("1x", "1.25x", "1.5x", "2x")}
 #: The split a sweep runs when none is named, where the env has it.
 DEFAULT_SPLIT = "test"
 
@@ -92,34 +102,45 @@ def select_tasks(env: gym.Env[str, str], tasks: Any) -> list[str]:
     return ids
 
 
-def task_facts(env: gym.Env[str, str], task_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per task: its full budget, its shortest solution (None where the env does not say) and split."""
+def task_facts(env: gym.Env[str, str], task_ids: Sequence[str], unit: str = "turns",
+               seeds: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
+    """Per task: its full budget, its shortest solution in turns (None where the env does not say),
+    its split, and for calls and tokens the oracle's solution in that unit (``shortest``), played
+    at ``seeds[task]``."""
     facts = {}
     for task_id in task_ids:
         task = text_env(env).all_tasks.get(task_id)
         oracle_turns = getattr(task, "oracle_turns", None)
-        facts[task_id] = {"max_turns": task.max_turns, "split": task.split,
+        facts[task_id] = {"full_budget": task.max_turns, "split": task.split,
                           "oracle_turns": oracle_turns if isinstance(oracle_turns, int) else None}
+        if unit != "turns":
+            env.reset(seed=(seeds or {}).get(task_id, 0), options={"task_id": task_id})
+            facts[task_id]["shortest"] = solution_cost(env)[unit]
     return facts
 
 
 def plan_sweep(env_id: str, agent_name: str, tasks: dict[str, dict[str, Any]], attempts: int,
                budgets: Sequence[int | float | str], reveals: Sequence[str], seed: int,
-               shortcut: bool = True) -> list[Job]:
+               shortcut: bool = True, unit: str = "turns") -> list[Job]:
     """The episodes of a sweep, in canonical order. ``tasks`` maps task id to :func:`task_facts`."""
     jobs = []
     for task_id, facts in tasks.items():
-        full_budget, oracle_turns = facts["max_turns"], facts["oracle_turns"]
+        full_budget, oracle_turns = facts["full_budget"], facts["oracle_turns"]
+        shortest = oracle_turns if unit == "turns" else facts["shortest"]
         for reveal in reveals:
             caps: Sequence[int | float | None] = [None] if (reveal == "none" and shortcut) else budgets
             for budget in caps:
                 for attempt in range(attempts):
-                    jobs.append({
-                        "env": env_id, "agent": agent_name, "task": task_id, "reveal": reveal, "budget": budget,
-                        "attempt": attempt, "seed": derive_seed(seed, env_id, task_id, attempt),
-                        "max_turns": full_budget, "oracle_turns": oracle_turns, "split": facts["split"],
-                        "cap": full_budget if budget is None else cap_for(budget, full_budget, oracle_turns),
-                    })
+                    job = {
+                        "env": env_id, "agent": agent_name, "task": task_id, "reveal": reveal, "unit": unit,
+                        "budget": budget, "attempt": attempt, "seed": derive_seed(seed, env_id, task_id, attempt),
+                        "full_budget": full_budget, "oracle_turns": oracle_turns, "split": facts["split"],
+                        "cap": resolve_cap(budget, full_budget, shortest, unit) if budget is not None else
+                        full_budget if unit == "turns" else None,
+                    }
+                    if unit != "turns":
+                        job["shortest"] = shortest
+                    jobs.append(job)
     jobs.sort(key=episode_key)
     return jobs
 
@@ -129,11 +150,13 @@ def run_sweep_episode(worker: Worker, job: Job) -> EpisodeRecord:
     agent = worker.agents["agent"]
     env = worker.env
     if job["budget"] is not None:
-        # A fresh wrapper around the worker's one env: wrapping is cheap, building an env is not.
-        env = TurnBudget(env, job["budget"], reveal=job["reveal"])
+        # A fresh wrapper around the worker's one env: wrapping is cheap, building an env is not. The
+        # cap planned for the task (resolved once, so every attempt meets the same one).
+        env = TurnBudget(env, job["cap"], reveal=job["reveal"], unit=job.get("unit", "turns"))
     result = play_episode(env, agent, seed=job["seed"], options={"task_id": job["task"]})
-    return {**job, "agent_config": agent_config(agent), "reads_budget": reads_budget(agent), "turns": result.turns, "success": result.success,
-            "reward": result.reward, "actions": result.actions, "steps": result.steps}
+    return {**job, "agent_config": agent_config(agent), "reads_budget": reads_budget(agent), "turns": result.turns,
+            "calls": result.calls, "tokens": sum(count_tokens(action) for action in result.actions),
+            "success": result.success, "reward": result.reward, "actions": result.actions, "steps": result.steps}
 
 
 def run_sweep(
@@ -141,7 +164,7 @@ def run_sweep(
     agent: Agent,
     tasks: Any = None,
     k: int | Sequence[int] = DEFAULT_KS,
-    budgets: Sequence[int | float | str] = DEFAULT_BUDGETS,
+    budgets: Sequence[int | float | str] | None = None,
     reveal: str | Sequence[str] = "none",
     seed: int = 0,
     executor: Any = "serial",
@@ -151,6 +174,7 @@ def run_sweep(
     shortcut: bool = True,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
+    unit: str = "turns",
 ) -> SweepResult:
     """Run a Pass@(K,T) sweep of ``agent`` on ``env_id``.
 
@@ -158,8 +182,9 @@ def run_sweep(
         tasks: None (the ``test`` split where the env has one, else all), ``"all"``, a split, an int
             (the first n tasks of the default) or a list of task ids.
         k: the K of the grid; each task gets ``n`` attempts per budget (default ``max(k)``).
-        budgets: the T of the grid: ints (turns), floats in (0, 1] (shares of each task's full
-            budget) or strings ``"1.5x"`` (multiples of each task's shortest solution).
+        budgets: the T of the grid, in ``unit``: ints, floats in (0, 1] (shares of each task's full
+            budget, turns only) or ``"1.5x"`` (multiples of each task's shortest solution), or the
+            same as text; None: ``DEFAULT_BUDGETS_BY_UNIT[unit]``.
         reveal: one mode or several of ``"none"``, ``"total"``, ``"remaining"``.
         executor: ``"serial"``, ``"threads"``, ``"processes"``, ``"ray"``, or an executor object.
         out: the JSON-lines file; episodes already in it are kept and not run again (resume, which
@@ -167,6 +192,7 @@ def run_sweep(
             sweep runs (see :mod:`budgetgym.eval.episode_log`).
         shortcut: under ``reveal="none"``, one full-budget run serves every T (see the module doc).
         env_kwargs: passed to ``gym.make`` (e.g. ``split``).
+        unit: ``"turns"``, ``"calls"`` or ``"tokens"``: what the budgets count.
 
     Returns the sweep's records; with ``out`` the file holds them in canonical order.
     """
@@ -176,17 +202,8 @@ def run_sweep(
     attempts = n if n is not None else ks[-1]
     if attempts < ks[-1]:
         raise ValueError(f"n={attempts} attempts per task cannot estimate pass@{ks[-1]}: n must be >= max(K)")
-    budgets = tuple(_as_tuple(budgets))
-    if not budgets:
-        raise ValueError("budgets must not be empty")
-    for budget in budgets:
-        check_budget(budget)
-    if len({float(b) for b in budgets if not isinstance(b, str)}) + len({b for b in budgets if isinstance(b, str)}) \
-            != len(budgets):
-        # Records, files and reports tell T apart by value: 1 (one turn) and 1.0 (the full budget)
-        # would be the same key.
-        raise ValueError(f"budgets must be distinct, got {budgets!r} (1 is one turn, 1.0 the full budget: "
-                         "use one of them)")
+    check_unit(unit)
+    budgets = budget_grid(_as_tuple(DEFAULT_BUDGETS_BY_UNIT[unit] if budgets is None else budgets), unit)
     reveals = tuple(dict.fromkeys(_as_tuple(reveal)))
     for mode in reveals:
         if mode not in REVEAL_MODES:
@@ -195,7 +212,7 @@ def run_sweep(
     probe_env = gym.make(env_id, **(env_kwargs or {}))
     try:
         task_ids = select_tasks(probe_env, tasks)
-        facts = task_facts(probe_env, task_ids)
+        facts = task_facts(probe_env, task_ids, unit, {t: derive_seed(seed, env_id, t, 0) for t in task_ids})
     finally:
         probe_env.close()
     unknown = sorted(t for t, f in facts.items() if f["oracle_turns"] is None)
@@ -203,7 +220,7 @@ def run_sweep(
     if multiples and unknown:
         raise ValueError(f"budgets {', '.join(multiples)} are in solution lengths, but {len(unknown)} tasks of {env_id} "
                          f"record no oracle_turns (e.g. {unknown[0]}): give --budgets as turns or shares (0.5)")
-    jobs = plan_sweep(env_id, agent.name, facts, attempts, budgets, reveals, seed, shortcut)
+    jobs = plan_sweep(env_id, agent.name, facts, attempts, budgets, reveals, seed, shortcut, unit)
     config = agent_config(agent)
     prepare_agent(agent)
     setup = WorkerSetup.create(env_id, {"agent": agent}, env_kwargs)
@@ -280,6 +297,9 @@ def config_difference(old: Any, new: Any) -> str:
 
 def _already_done(job: Job, config: dict[str, Any], record: Record) -> bool:
     """Whether ``record`` (from the file) is ``job`` done by this agent; raises when it is another run's."""
+    if record.get("unit", "turns") != job["unit"]:
+        raise ValueError(f"the episode file holds a sweep with budgets in {record.get('unit', 'turns')}, this one is "
+                         f"in {job['unit']}: write to another --out")
     if record.get("agent") != job["agent"] or record.get("seed") != job["seed"]:
         raise ValueError(
             f"the episode file already holds {job['task']} from another sweep (agent "

@@ -23,7 +23,7 @@ import gymnasium as gym
 import budgetgym
 from budgetgym.chat import ChatView, action_from_message
 from budgetgym.core.env import text_env
-from budgetgym.wrappers import REVEAL_MODES, check_budget
+from budgetgym.core.budgets import as_budget, check_reveal, check_unit
 
 #: An action no env accepts (an unknown tool): it costs a turn and changes nothing. Tests use it as
 #: the policy that never solves, to see truncation at the cap.
@@ -32,48 +32,63 @@ STALL_ACTION = json.dumps({"name": "budgetgym_no_such_tool", "arguments": {}})
 
 @dataclass(frozen=True)
 class BudgetSpec:
-    """The turn budget of the episodes an adapter serves.
+    """The budget of the episodes an adapter serves, in the vocabulary of :mod:`budgetgym.core.budgets`.
 
     Attributes:
-        budget: a fixed cap (``TurnBudget``): an int (turns) or a float in (0, 1] (a share of each
-            task's full budget); None with no ``mix``: the task's full budget.
-        mix: fractions of the full budget for ``BudgetMix``: a cap drawn afresh at every episode
-            (from the episode's seed, so reproducible); excludes ``budget``.
+        budget: a fixed cap (``TurnBudget``) in any form: an int, a float in (0, 1] (a share of
+            each task's full budget), ``"1.5x"`` (a multiple of the shortest solution), or the same
+            as text (``"8"``); None with no ``mix`` or ``schedule``: the task's full budget.
+        mix: budgets for ``BudgetMix``, in the same forms: one drawn afresh at every episode (from
+            the episode's seed, so reproducible); excludes ``budget``.
+        schedule: stages for ``HorizonSchedule``, ``((start, budget), ...)`` by episode count;
+            excludes ``budget`` and ``mix``.
+        unit: ``"turns"``, ``"calls"`` or ``"tokens"``.
         reveal: ``"none"`` (an unannounced cap), ``"total"`` or ``"remaining"``.
     """
 
-    budget: int | float | None = None
-    mix: tuple[float, ...] | None = None
+    budget: int | float | str | None = None
+    mix: tuple[int | float | str, ...] | None = None
     reveal: str = "none"
+    unit: str = "turns"
+    schedule: tuple[tuple[int, Any], ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.budget is not None and self.mix is not None:
-            raise ValueError("give either a budget or a budget mix, not both")
+        if sum(x is not None for x in (self.budget, self.mix, self.schedule)) > 1:
+            raise ValueError("give one of a budget, a budget mix and a schedule")
+        check_unit(self.unit)
         if self.budget is not None:
-            check_budget(self.budget)
+            object.__setattr__(self, "budget", as_budget(self.budget, self.unit))
         if self.mix is not None:
-            object.__setattr__(self, "mix", tuple(float(f) for f in self.mix))
-        if self.reveal not in REVEAL_MODES:
-            raise ValueError(f"reveal must be one of {REVEAL_MODES}, got {self.reveal!r}")
+            if isinstance(self.mix, (str, bytes)) or not self.mix:
+                raise ValueError(f"a budget mix is a non-empty list of budgets, got {self.mix!r}")
+            object.__setattr__(self, "mix", tuple(as_budget(b, self.unit) for b in self.mix))
+        if self.schedule is not None:
+            object.__setattr__(self, "schedule", tuple(tuple(stage) for stage in self.schedule))
+        check_reveal(self.reveal)
+        if self.budget is None and self.mix is None and self.schedule is None and self.unit != "turns":
+            raise ValueError(f"a budget in {self.unit} needs a value (the bare env caps turns only)")
 
     def make(self, env_id: str, **env_kwargs: Any) -> gym.Env[str, str]:
         """``budgetgym.make`` with this budget; always under a budget wrapper, so every ``info``
         has ``info["budget"]`` (the full budget when no cap is set)."""
-        budget = self.budget if self.budget is not None or self.mix is not None else 1.0
-        return budgetgym.make(env_id, budget=budget, budget_mix=self.mix, reveal=self.reveal, **env_kwargs)
+        budget = self.budget if any(x is not None for x in (self.budget, self.mix, self.schedule)) else 1.0
+        return budgetgym.make(env_id, budget=budget, budget_mix=self.mix, schedule=self.schedule, unit=self.unit,
+                              reveal=self.reveal, **env_kwargs)
 
     @classmethod
     def from_config(cls, config: Any) -> "BudgetSpec":
-        """From a mapping or an object with ``budget``/``budget_mix``/``reveal`` (a trainer's config
-        section, e.g. an OmegaConf ``DictConfig``); missing keys take the defaults."""
+        """From a mapping or an object with ``budget``/``budget_mix``/``schedule``/``unit``/``reveal``
+        (a trainer's config section, e.g. an OmegaConf ``DictConfig``); missing keys take the defaults."""
         def get(key: str, default: Any = None) -> Any:
             if config is None:
                 return default
             if isinstance(config, Mapping) or hasattr(config, "get"):
                 return config.get(key, default)
             return getattr(config, key, default)
-        mix = get("budget_mix")
-        return cls(budget=get("budget"), mix=None if mix is None else tuple(mix), reveal=get("reveal", "none") or "none")
+        mix, schedule = get("budget_mix"), get("schedule")
+        return cls(budget=get("budget"), mix=None if mix is None else tuple(mix),
+                   schedule=None if schedule is None else tuple(tuple(stage) for stage in schedule),
+                   unit=get("unit", "turns") or "turns", reveal=get("reveal", "none") or "none")
 
 
 @dataclass
@@ -156,7 +171,8 @@ class ChatEpisode:
 
     @property
     def budget(self) -> dict[str, Any]:
-        """``{"max_turns": cap, "used", "remaining", "reveal"}`` (plus ``fraction`` under a mix)."""
+        """``info["budget"]``: ``{"unit", "cap", "remaining", "reveal", "used"}`` (plus ``drawn`` under
+        a mix or a schedule)."""
         return dict(self.info.get("budget", {}))
 
     @property

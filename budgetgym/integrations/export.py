@@ -15,7 +15,7 @@ One row per task, built without resetting the env per task (``TextEnv.initial_ob
 ``task_id``        the task; ``reset(seed=seed, options={"task_id": task_id})`` starts it
 ``seed``           the episode seed
 ``split``          the task's split
-``max_turns``      the task's full budget; ``oracle_turns`` the oracle's turn count
+``full_budget``    the task's full budget; ``oracle_turns`` the oracle's turn count
 ``tool_mode``      ``"text"`` or ``"native"``: how ``prompt`` presents the tools
 ``reward_model``   verl's reward field: ``{"style": "env", "ground_truth": task_id}`` (the env
                    scores the episode)
@@ -72,7 +72,7 @@ def task_rows(env_id: str, *, split: str | None = None, seed: int = 0, tool_mode
                 "task_id": task.id,
                 "seed": seed,
                 "split": task.split,
-                "max_turns": task.max_turns,
+                "full_budget": task.max_turns,
                 "oracle_turns": task.oracle_turns,
                 "tool_mode": tool_mode,
                 "reward_model": {"style": "env", "ground_truth": task.id},

@@ -8,9 +8,10 @@ registers every id of ``budgetgym.REGISTRY`` with GEM under the same name, so
 
 GEM has no system message: the first observation is the system prompt (the family's instructions
 and the tools in text form) followed by the first observation. ``info`` is budgetgym's (``task_id``,
-``turn``, ``max_turns``, ``success``, ``tools`` at reset) with ``info["budget"]`` (the cap; its
-``fraction`` under ``budget_mix``). The task is drawn from the reset seed (``task_ids`` restricts the
-draw); the reward is the env's.
+``turn``, ``full_budget``, ``success``, ``tools`` at reset) with ``info["budget"]`` (the cap; the
+budget ``drawn`` under ``budget_mix``). The task is drawn from the reset seed (``task_ids`` restricts the
+draw), and an unseeded reset draws the next one; the reward is the env's. Under GEM's same-step
+autoreset, the finished episode's last ``info`` (its ``success``) is ``info["final_info"]`` of the reset.
 """
 
 from __future__ import annotations
@@ -34,14 +35,16 @@ class BudgetgymGemEnv(gem.Env):
     Args:
         budgetgym_id: a registered budgetgym id (GEM's ``make`` sets ``env_id`` itself).
         seed: the seed of the first ``reset`` without one (``gem.make_vec`` passes ``seed + index``).
-        budget, budget_mix, reveal: the turn budget (see :class:`~budgetgym.integrations.episode.BudgetSpec`).
+        budget, budget_mix, unit, reveal: the budget (see :class:`~budgetgym.integrations.episode.BudgetSpec`).
         **env_kwargs: passed to ``gym.make`` (``split``, ``task_ids``, ``reward_mode``, ...).
     """
 
-    def __init__(self, budgetgym_id: str, seed: int | None = None, budget: int | float | None = None,
-                 budget_mix: Sequence[float] | None = None, reveal: str = "none", **env_kwargs: Any) -> None:
+    def __init__(self, budgetgym_id: str, seed: int | None = None, budget: int | float | str | None = None,
+                 budget_mix: Sequence[int | float | str] | None = None, reveal: str = "none", unit: str = "turns",
+                 **env_kwargs: Any) -> None:
         super().__init__()
-        spec = BudgetSpec(budget=budget, mix=None if budget_mix is None else tuple(budget_mix), reveal=reveal)
+        spec = BudgetSpec(budget=budget, mix=None if budget_mix is None else tuple(budget_mix), unit=unit,
+                          reveal=reveal)
         self.budgetgym_id = budgetgym_id
         self.env = spec.make(budgetgym_id, **env_kwargs)
         self._next_seed = seed

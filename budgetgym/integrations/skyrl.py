@@ -8,7 +8,7 @@ and the returned ``observations`` to the chat until ``done``. :func:`register_sk
 every row; the row's ``env_id``, ``env_kwargs``, ``task_id`` and ``seed`` pick the episode.
 
 The budget comes from ``env_config`` (SkyRL's ``environment.skyrl_gym.budgetgym`` section):
-``budget`` (a cap: turns, or a share of the full budget), ``budget_mix`` (fractions: ``BudgetMix``
+``budget`` (a cap: turns, a share of the full budget or ``"1.5x"``), ``unit``, ``budget_mix`` (budgets: ``BudgetMix``
 draws a cap per trajectory from its seed) and ``reveal`` (``none``/``total``/``remaining``). The
 opening chat ``init`` returns is the env's own (a revealed budget is in it), not the row's copy; its
 metadata adds the tools' OpenAI schemas (for chat templates that take ``tools``).
@@ -59,7 +59,7 @@ class BudgetgymSkyRLEnv(BaseTextEnv):
     def init(self, prompt: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         messages, info = self.episode.start(self.task_id, seed=self.seed)
         self.turns = 0
-        self.max_turns = self.episode.budget["max_turns"]
+        self.max_turns = self.episode.budget["cap"]
         self.chat_history = list(messages)
         return messages, {**self._metadata(), "tools": self.episode.tools}
 
@@ -74,8 +74,8 @@ class BudgetgymSkyRLEnv(BaseTextEnv):
 
     def get_metrics(self) -> dict[str, Any]:
         budget = self.episode.budget
-        return {"success": float(self.episode.success), "turns": self.turns, "max_turns": budget["max_turns"],
-                "budget_fraction": budget.get("fraction", 1.0)}
+        return {"success": float(self.episode.success), "turns": self.turns, "cap": budget["cap"],
+                "budget_drawn": budget.get("drawn", self.episode.budget_spec.budget)}
 
     def close(self) -> None:
         self.episode.close()

@@ -15,7 +15,7 @@ replies (its player's harness, by default verifiers' tool-less ``null`` chat har
 subprocess), each reply is one budgetgym step, each observation comes back as the next user turn,
 and the episode ends when the task is solved, fails, or the turn budget runs out. The trace records
 the reward ``budgetgym_reward`` (the env's: 1.0 when solved) and, in ``trace.info``, the episode's
-budget (the cap; its ``fraction`` under ``budget_mix``), turns and success. With ``reveal`` other
+budget (the cap; the budget ``drawn`` under ``budget_mix``), turns and success. With ``reveal`` other
 than ``none`` the opening prompt is the episode's own, with its (possibly drawn) cap announced.
 """
 
@@ -43,20 +43,22 @@ class BudgetgymConfig(vf.TasksetConfig):
     split: str | None = None
     task_ids: list[str] | None = None
     seed: int = 0
-    budget: int | float | None = None
-    """A fixed cap: turns (an int), or a share of each task's full budget (a float in (0, 1])."""
-    budget_mix: list[float] | None = None
-    """Fractions of the full budget; a cap is drawn per episode (``BudgetMix``)."""
+    budget: int | float | str | None = None
+    """A fixed cap: an int, a share of each task's full budget (a float in (0, 1]) or a multiple of
+    the shortest solution (``"1.5x"``)."""
+    budget_mix: list[int | float | str] | None = None
+    """Budgets in the same forms; one is drawn per episode (``BudgetMix``)."""
+    unit: Literal["turns", "calls", "tokens"] = "turns"
     reveal: Literal["none", "total", "remaining"] = "none"
 
     def budget_spec(self) -> BudgetSpec:
         return BudgetSpec(budget=self.budget, mix=None if self.budget_mix is None else tuple(self.budget_mix),
-                          reveal=self.reveal)
+                          unit=self.unit, reveal=self.reveal)
 
 
 class BudgetgymData(vf.TaskData):
     info: dict
-    """``env_id``, ``env_kwargs``, ``task_id``, ``seed``, ``max_turns``, ``oracle_turns``."""
+    """``env_id``, ``env_kwargs``, ``task_id``, ``seed``, ``full_budget``, ``oracle_turns``."""
 
 
 class BudgetgymTask(vf.Task[BudgetgymData, vf.State, vf.TaskConfig]):
@@ -114,7 +116,7 @@ class BudgetgymTaskset(vf.Taskset[BudgetgymTask, BudgetgymConfig]):
                 BudgetgymData(
                     id=row["task_id"], name=row["task_id"],
                     system_prompt=row["prompt"][0]["content"], prompt=row["prompt"][1]["content"],
-                    info={key: row[key] for key in ("env_id", "env_kwargs", "task_id", "seed", "max_turns",
+                    info={key: row[key] for key in ("env_id", "env_kwargs", "task_id", "seed", "full_budget",
                                                     "oracle_turns")},
                 ),
                 config.task,

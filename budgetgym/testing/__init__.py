@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 import gymnasium as gym
 
 import budgetgym
+from budgetgym.core.budgets import as_budget, describe_budget
 from budgetgym.core.rollout import Rollout, rollout
 
 #: Longest action or observation shown in a failure transcript, in characters.
@@ -38,10 +39,11 @@ class SolveReport:
     """What :func:`assert_solves` saw: per task, every episode (its rollout)."""
 
     env_id: str
-    turns: int | float | None
+    budget: int | float | str | None  # in ``unit``; None: the full budget
     attempts: int
     required: int
     tasks: list[TaskResult]
+    unit: str = "turns"
 
     @property
     def failing(self) -> list[TaskResult]:
@@ -92,9 +94,14 @@ def format_transcript(episode: Rollout, *, limit: int = SHOWN_CHARS) -> str:
     for number, step in enumerate(episode.steps, 1):
         lines.append(f"[turn {number}] action: {shorten(step.action)}")
         lines.append(f"[turn {number}] observation: {shorten(step.observation)}")
-    ending = "solved" if episode.success else ("truncated: out of turns" if episode.truncated else
+    unit = budget.get("unit", "turns")
+    ending = "solved" if episode.success else (f"truncated: out of {unit}" if episode.truncated else
                                                "terminated unsolved" if episode.terminated else "stopped by the agent")
-    cap = f" of a {budget['max_turns']}-turn cap" if "max_turns" in budget else ""
+    cap = ""
+    if "cap" in budget:
+        used = budget["used"][unit]
+        cap = f" ({used} of a cap of {budget['cap']} {unit})" if unit != "turns" else \
+            f" of a {budget['cap']}-turn cap"
     lines.append(f"[end] {ending} after {plural(episode.turns, 'turn')}{cap}")
     return "\n".join(lines)
 
@@ -115,26 +122,39 @@ def run_attempts(agent: Any, env: gym.Env, task_ids: Sequence[str], *, attempts:
 
 
 def assert_solves(agent: Any, env_id: str, tasks: Iterable[str] | int | None = None, *,
-                  turns: int | float | None = None, attempts: int = 1, at_least: int | float = 1,
-                  reveal: str = "none", seed: int = 0, **env_kwargs: Any) -> SolveReport:
-    """Assert that ``agent`` solves each of ``tasks`` within ``turns`` turns in at least
-    ``at_least`` of ``attempts`` attempts; returns the :class:`SolveReport` when it does.
+                  turns: int | float | str | None = None, calls: int | str | None = None,
+                  tokens: int | str | None = None, attempts: int = 1, at_least: int | float = 1,
+                  reveal: str = "none", seed: int = 0, tokenizer: Any = None, **env_kwargs: Any) -> SolveReport:
+    """Assert that ``agent`` solves each of ``tasks`` within a budget in at least ``at_least`` of
+    ``attempts`` attempts; returns the :class:`SolveReport` when it does.
 
     Args:
         agent: ``"oracle"``, a policy ``(observation, info, env) -> action`` or an evaluation agent.
         env_id: a registered id.
         tasks: task ids, an int (the env's first N tasks), or None (every task of the env).
-        turns: the cap T: an int, or a share of each task's full budget; None: the full budget.
+        turns, calls, tokens: the cap T, in the unit its keyword names (at most one of them), in
+            any form of :mod:`budgetgym.core.budgets`: an int, a share of each task's full budget
+            (turns only), ``"1.5x"`` (a multiple of the shortest solution) or the same as text;
+            none of them: the full budget.
         attempts: K, the episodes per task (seeds ``seed`` to ``seed + K - 1``).
         at_least: the episodes of the K that must succeed: a count, or a share in (0, 1].
         reveal: what the agent is told of the cap (``none``, ``total``, ``remaining``).
+        tokenizer: counts the tokens of the agent's outputs (for ``tokens``; default: a regex tokenizer).
         **env_kwargs: passed to ``gym.make`` (``split``, ...).
     """
     __tracebackhide__ = True  # pytest shows the caller's line and the message, not this function
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise ValueError(f"attempts must be an int >= 1, got {attempts!r}")
     required = required_successes(at_least, attempts)
-    env = budgetgym.make(env_id, budget=1.0 if turns is None else turns, reveal=reveal, **env_kwargs)
+    given = {unit: value for unit, value in (("turns", turns), ("calls", calls), ("tokens", tokens))
+             if value is not None}
+    if len(given) > 1:
+        raise ValueError(f"give the budget in one unit (turns, calls or tokens), got {', '.join(given)}")
+    unit, budget = next(iter(given.items())) if given else ("turns", None)
+    if budget is not None:
+        budget = as_budget(budget, unit)
+    env = budgetgym.make(env_id, budget=1.0 if budget is None else budget, unit=unit, reveal=reveal,
+                         tokenizer=tokenizer, **env_kwargs)
     try:
         available = env.unwrapped.tasks.ids
         if tasks is None:
@@ -145,14 +165,13 @@ def assert_solves(agent: Any, env_id: str, tasks: Iterable[str] | int | None = N
             task_ids = [tasks] if isinstance(tasks, str) else list(tasks)
         if not task_ids:
             raise ValueError("no tasks to play")
-        report = SolveReport(env_id, turns, attempts, required, run_attempts(agent, env, task_ids, attempts=attempts,
-                                                                              seed=seed))
+        report = SolveReport(env_id, budget, attempts, required,
+                             run_attempts(agent, env, task_ids, attempts=attempts, seed=seed), unit)
     finally:
         env.close()
     failing = report.failing
     if failing:
-        within = "the full budget" if turns is None else plural(turns, "turn") if isinstance(turns, int) else \
-            f"{turns:g} of the full budget"
+        within = describe_budget(budget, unit)
         parts = [f"{len(failing)} of {len(report.tasks)} tasks of {env_id} not solved within {within} "
                  f"in at least {required} of {attempts} attempts:"]
         for task in failing:

@@ -2,7 +2,8 @@
 
 Only what an LLM agent would see goes in: the episode's first observation (the task), the current
 observation, the actions it took, and the budget where the wrappers reveal it in the text. The
-budget is read from the observation as ``TurnBudget`` writes it, never from ``info``.
+budget is read from the observation as the budget wrappers write it (by the vocabulary's one
+reader), never from ``info``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from budgetgym.core.budgets import read_reveal
+
 DIMENSION = 1 << 14
 _WORD = re.compile(r"[a-z0-9]+")
-_REMAINING = re.compile(r"\[Turns remaining: (\d+) of (\d+)\]")
-_TOTAL = re.compile(r"\[Turn budget: you have (\d+) turns in total\.\]")
 _STOP = frozenset("the a an to of and in on at from with for your you is it this that".split())
 _OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east", "up": "down", "down": "up",
              "take": "drop", "drop": "take", "open": "close", "close": "open", "lock": "unlock", "unlock": "lock",
@@ -49,15 +50,15 @@ class BudgetSight:
 
 
 def read_budget(observation: str, first_observation: str, turns_taken: int) -> BudgetSight:
-    """The budget as revealed in the text: ``remaining`` mode every turn, ``total`` once at reset."""
-    found = _REMAINING.findall(observation)
-    if found:
-        remaining, cap = found[-1]
-        return BudgetSight(int(remaining), int(cap))
-    total = _TOTAL.findall(first_observation)
-    if total:
-        cap = int(total[-1])
-        return BudgetSight(max(0, cap - turns_taken), cap)
+    """The budget as revealed in the text (``budgetgym.core.budgets.read_reveal``, the one reader of
+    the reveal texts): ``remaining`` mode every turn, ``total`` once at reset (then the turns taken
+    count down from it)."""
+    seen = read_reveal(observation)
+    if seen is not None and seen.remaining is not None:
+        return BudgetSight(seen.remaining, seen.cap)
+    total = read_reveal(first_observation)
+    if total is not None:
+        return BudgetSight(max(0, total.cap - turns_taken), total.cap)
     return BudgetSight()
 
 

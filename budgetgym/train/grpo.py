@@ -6,7 +6,7 @@ the learned critic). The reward is exactly what the env pays: the two regimes di
 turn cap, never in the reward:
 
 * ``full``: every episode at the task's full budget, the remaining turns shown
-  (``BudgetMix(fractions=(1.0,), reveal="remaining")``);
+  (``BudgetMix(budgets=(1.0,), reveal="remaining")``);
 * ``mix``: a cap drawn per episode from ``MIX_FRACTIONS`` of the full budget (1x, 1.25x, 1.5x and
   2x the oracle's turns, as the full budget is twice them), the remaining turns shown.
 
@@ -58,7 +58,7 @@ class TrainConfig:
 
 
 def training_env(config: TrainConfig) -> gym.Env:
-    return BudgetMix(gym.make(config.env_id, **config.env_kwargs), fractions=REGIMES[config.regime], reveal="remaining")
+    return BudgetMix(gym.make(config.env_id, **config.env_kwargs), budgets=REGIMES[config.regime], reveal="remaining")
 
 
 
@@ -122,7 +122,7 @@ def _iteration(env: gym.Env, policy: LinearSoftmaxPolicy, task_ids: list[str], c
             played = rollout(env, lambda o, i, e: policy.act(o, i), start=(observation, info))
             group.append((played.total_reward, list(policy.trace)))
             turns_all.append(played.turns)
-            caps.append(info["budget"]["max_turns"])
+            caps.append(info["budget"]["cap"])
         rewards = np.array([reward for reward, _ in group])
         rewards_all.extend(rewards.tolist())
         for (reward, trace), advantage in zip(group, rewards - rewards.mean()):

@@ -10,11 +10,19 @@ import numpy as np
 from gymnasium.utils import seeding
 
 
-def render_prefix(env: Any) -> str:
+#: What opens a rendered prefix cut to fit the observation space.
+CUT_MARK = "[earlier turns cut]\n"
+
+
+def render_prefix(env: Any, limit: int | None = None) -> str:
     """The episode so far as one text: the first observation, then each turn as the env renders it
-    (``> action`` and the observation), separated by blank lines."""
+    (``> action`` and the observation), separated by blank lines. Longer than ``limit`` characters,
+    its end is kept (the latest turns, the mistake's among them) behind :data:`CUT_MARK`."""
     parts = [env.first_observation] + [f"> {action}\n{observation}" for action, observation in env.transcript]
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    if limit is not None and len(text) > limit:
+        text = CUT_MARK + text[len(text) - (limit - len(CUT_MARK)):]
+    return text
 
 
 class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
@@ -27,7 +35,8 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
     observation that holds everything an agent that sees only observations needs: the episode's
     first observation (the instructions and the first request) and every turn of the prefix, each
     rendered as the env renders a turn (``> action`` then its observation), the mistake's included;
-    see :func:`render_prefix`. ``info["injected_error"] = {"id", "kind", "description", "step"}``
+    see :func:`render_prefix` (cut at its start to the env's ``observation_limit``, so the
+    observation fits the space with a budget's revealed text after it). ``info["injected_error"] = {"id", "kind", "description", "step"}``
     and ``info["history"]`` lists the same: ``{"action": None, "observation": first}`` and then
     the prefix's ``{"action", "observation"}`` pairs. Otherwise the reset is the env's own.
 
@@ -91,7 +100,8 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
         last = base.transcript[-1][1] if base.transcript else base.first_observation
         # Wrappers inside this one may have added text after the last observation (kept at the end).
         suffix = observation[len(last):] if observation.startswith(last) else ""
-        observation = render_prefix(base) + suffix
+        # The env leaves room for a revealed budget; the prefix keeps within the env's own limit.
+        observation = render_prefix(base, base.observation_limit - len(suffix)) + suffix
         info["injected_error"] = {
             "id": record["id"],
             "kind": record["kind"],

@@ -1,92 +1,27 @@
-"""``TurnBudget`` and ``BudgetMix``: turn caps below a task's full budget."""
+"""``TurnBudget``, ``BudgetMix`` and ``HorizonSchedule``: caps in turns, tool calls or tokens.
+
+The vocabulary (budget, full budget, cap, used; units; reveal texts) is
+:mod:`budgetgym.core.budgets`; these wrappers apply it to episodes.
+"""
 
 from __future__ import annotations
 
-import math
+import copy
 import numbers
-import re
 from typing import Any, Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
 
-REVEAL_MODES = ("none", "total", "remaining")
-_DEFAULT_TEMPLATES = {
-    "total": "\n\n[Turn budget: you have {max_turns} turns in total.]",
-    "remaining": "\n\n[Turns remaining: {remaining} of {max_turns}]",
-}
-#: The texts ``TurnBudget`` adds to observations by default, per reveal mode (agents may parse them).
-REVEAL_TEMPLATES = _DEFAULT_TEMPLATES
-
-
-_MULTIPLE = re.compile(r"(\d+(?:\.\d+)?|\.\d+)x")
-
-
-def check_budget(value: Any) -> None:
-    """Raise ValueError unless ``value`` is a turn budget: an int >= 1 (turns), a float in (0, 1]
-    (a share of the task's full budget), or a string ``"1.5x"`` (a multiple of the task's shortest
-    solution, ``info["oracle_turns"]``)."""
-    if isinstance(value, str):
-        multiple_of(value)
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"a turn budget is an int >= 1, a float in (0, 1] or a multiple such as '1.5x', got {value!r}")
-    if isinstance(value, numbers.Integral):
-        if value < 1:
-            raise ValueError(f"a turn budget as an int must be >= 1, got {value}")
-    elif not 0.0 < float(value) <= 1.0:
-        hint = f" (for {value:g} times the shortest solution, write {value:g}x)" if float(value) > 1 else ""
-        raise ValueError(f"a turn budget as a float is a share of the full budget and must be in (0, 1], got {value}"
-                         + hint)
-
-
-def multiple_of(budget: str) -> float:
-    """``"1.5x"`` -> 1.5: the multiple of the task's shortest solution a budget string names."""
-    match = _MULTIPLE.fullmatch(budget) if isinstance(budget, str) else None
-    if match is None or float(match.group(1)) <= 0:
-        raise ValueError(f"a turn budget is an int >= 1, a float in (0, 1] or a multiple of the shortest solution "
-                         f"written as a positive number followed by x (e.g. '1x', '1.5x'), got {budget!r}")
-    return float(match.group(1))
-
-
-def parse_budget(text: str) -> int | float | str:
-    """A budget written as text: ``"8"`` is eight turns, ``"0.5"`` half of each task's full budget,
-    ``"1.5x"`` one and a half times each task's shortest solution (returned as the string ``"1.5x"``)."""
-    text = text.strip().lower()
-    if text.endswith("x"):
-        return f"{multiple_of(text):g}x"
-    try:
-        value: int | float = int(text)
-    except ValueError:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"a turn budget is an int >= 1 (turns), a float in (0, 1] (a share of the full budget) "
-                             f"or a multiple of the shortest solution such as 1.5x, got {text!r}") from None
-    check_budget(value)
-    return value
-
-
-def cap_for(max_turns: int | float | str, full_budget: int, oracle_turns: int | None = None) -> int:
-    """The cap in turns for a task whose full budget is ``full_budget``.
-
-    An int is absolute (never above the full budget); a float in (0, 1] is a share of the full
-    budget, rounded up, at least 1 (the rounding guard keeps 0.1 * 30 at 3, not 4); ``"1.5x"`` is
-    that multiple of ``oracle_turns`` (the task's shortest solution), rounded up, at least 1 and
-    never above the full budget.
-    """
-    if isinstance(max_turns, str):
-        if oracle_turns is None:
-            raise ValueError(f"budget {max_turns!r} is in solution lengths, but the task reports no oracle_turns: "
-                             "give the budget in turns or as a share of the full budget")
-        return min(full_budget, max(1, math.ceil(round(multiple_of(max_turns) * oracle_turns, 9))))
-    if isinstance(max_turns, numbers.Integral):
-        return min(int(max_turns), full_budget)
-    return max(1, math.ceil(round(float(max_turns) * full_budget, 9)))
+from budgetgym.core.actions import ActionError
+from budgetgym.core.budgets import (REVEAL_TEMPLATES, Tokenizer, as_budget, check_reveal, check_template, check_unit,
+                                    count_tokens, resolve_cap, reveal_text)
+from budgetgym.core.env import text_env
+from budgetgym.core.rollout import rollout
 
 
 def oracle_turns_of(env: gym.Env[str, str], info: Mapping[str, Any]) -> int | None:
-    """The task's shortest-solution length: ``info["oracle_turns"]``, else the task record's."""
+    """The task's shortest-solution length in turns: ``info["oracle_turns"]``, else the task record's."""
     value = info.get("oracle_turns")
     if value is None:
         task = getattr(env.unwrapped, "task", None)
@@ -95,173 +30,367 @@ def oracle_turns_of(env: gym.Env[str, str], info: Mapping[str, Any]) -> int | No
     return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else None
 
 
-class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
-    """Truncate an episode after ``max_turns`` turns, and optionally tell the agent its budget.
+def solution_cost(env: gym.Env[str, str], tokenizer: Tokenizer | None = None) -> dict[str, int]:
+    """The oracle's solution of the running episode's task, from its start with the episode's seed,
+    in every unit: ``{"turns", "calls", "tokens"}`` (tokens of its actions by ``tokenizer``). Played
+    on a copy of the env: the running episode is untouched."""
+    base = text_env(env)
+    shadow = copy.deepcopy(base)
+    try:
+        shadow.reset(seed=base.episode_seed, options={"task_id": base.task.id})  # type: ignore[union-attr]
+        played = rollout(shadow, "oracle")
+        return {"turns": played.turns, "calls": shadow.calls,
+                "tokens": sum(count_tokens(step.action, tokenizer) for step in played.steps)}
+    finally:
+        shadow.close()
 
-    A task's full budget (``info["max_turns"]``) is where the bare env truncates; ``TurnBudget`` can
-    only lower it. The episode is truncated exactly on the step whose turn count reaches the cap,
-    unless that step terminated it (a solved task stays solved on its last turn).
+
+class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
+    """Cap an episode in turns, tool calls or tokens, and optionally tell the agent its budget.
+
+    A task's full budget (``info["full_budget"]``, in turns) is where the bare env truncates; a cap
+    in turns can only lower it. A cap in calls or tokens binds beside it.
+
+    * turns: the episode is truncated on the step whose turn count reaches the cap, unless that
+      step terminated it (a solved task stays solved on its last turn).
+    * calls (tool calls run; messages and invalid actions run none) and tokens (of the agent's
+      outputs, by ``tokenizer``): a step that would spend more than remains is not run, and the
+      episode is truncated there (its tokens are counted as spent: the model wrote them; its calls
+      are not: none ran). A step that reaches the cap exactly runs, and truncates unless it ended
+      the episode.
+
+    A step after the cap is spent never reaches the env: it answers why, with ``truncated=True``.
 
     Args:
-        env: a budgetgym env (it must report ``info["turn"]`` and ``info["max_turns"]``).
-        max_turns: an int (an absolute cap), a float in (0, 1] (a share of each task's full
-            budget, rounded up, at least 1), or ``"1.5x"`` (a multiple of the task's shortest
-            solution, ``info["oracle_turns"]``, rounded up and at most the full budget: ``"1x"``
-            leaves no turn to spare, and a grid in these units is feasible in every cell).
+        env: a budgetgym env (under any wrappers).
+        budget: in ``unit``: an int (absolute), a float in (0, 1] (a share of each task's full
+            budget; turns only), or ``"1.5x"`` (a multiple of the task's shortest solution in the
+            unit: ``info["oracle_turns"]`` for turns; for calls and tokens the oracle's solution
+            played once per task and seed on a copy of the env). Text forms (``"8"``) are read too.
         reveal: ``"none"`` says nothing (the unannounced cap of real deployments); ``"total"``
-            announces the cap in the first observation; ``"remaining"`` appends the turns left to
+            announces the cap with the first observation; ``"remaining"`` appends what remains to
             every observation.
         count_restored: when an episode starts from a snapshot (a restored prefix, such as an
-            injected failure state), count the prefix's turns against the cap (True) or start the
-            count at the restored turn (False). If the prefix already spends the whole cap, the agent
-            gets no turn: the next step returns at once with ``truncated=True``.
-        template: a format string for the revealed text, with ``{max_turns}``, ``{remaining}`` and
-            ``{used}``; defaults to a short bracketed line.
+            injected failure state), count the prefix's use against the cap (True) or start the
+            count at the restored state (False). A prefix that already spent the whole cap leaves
+            the agent no step: the next one returns at once with ``truncated=True``.
+        template: the revealed text, with ``{cap}``, ``{remaining}`` and ``{used}`` (in the unit);
+            default: the unit's text in ``budgetgym.core.budgets.REVEAL_TEMPLATES``. At most
+            ``REVEAL_ROOM`` characters, the room the env leaves in its observation space.
+        unit: ``"turns"``, ``"calls"`` or ``"tokens"``.
+        tokenizer: counts tokens: a callable from text to its tokens or their count (a Hugging
+            Face tokenizer's ``encode``); default ``budgetgym.core.budgets.regex_tokens``.
 
-    ``info["budget"] = {"max_turns": cap, "used": turns counted, "remaining": max(0, cap - used),
-    "reveal": reveal}``. Nested ``TurnBudget`` wrappers keep the tightest cap.
+    ``info["budget"] = {"unit", "cap", "remaining", "reveal", "used": {"turns", "calls",
+    "tokens"}}``: the cap and what remains in the unit, and the use in every unit whatever is
+    capped. Nested budget wrappers in one unit keep the tightest cap; in different units each holds
+    its own (``info["budget"]`` is the outermost's); at most one of them may reveal.
 
     Example:
-        >>> env = TurnBudget(gym.make("budgetgym/FunctionCalling-v0"), max_turns=0.5, reveal="remaining")
+        >>> env = TurnBudget(gym.make("budgetgym/FunctionCalling-v0"), 0.5, reveal="remaining")
+        >>> env = TurnBudget(gym.make("budgetgym/FunctionCalling-v0"), "1.5x", unit="calls")
     """
 
     def __init__(
         self,
         env: gym.Env[str, str],
-        max_turns: int | float,
+        budget: int | float | str = 1.0,
         reveal: str = "none",
         count_restored: bool = True,
         template: str | None = None,
+        *,
+        unit: str = "turns",
+        tokenizer: Tokenizer | None = None,
     ) -> None:
-        check_budget(max_turns)
-        if reveal not in REVEAL_MODES:
-            raise ValueError(f"reveal must be one of {REVEAL_MODES}, got {reveal!r}")
+        check_unit(unit)
+        budget = as_budget(budget, unit)
+        check_reveal(reveal)
         if template is not None:
-            if not isinstance(template, str):
-                raise ValueError(f"template must be a str, got {type(template).__name__}")
-            try:
-                template.format(max_turns=1, remaining=1, used=0)
-            except (KeyError, IndexError, ValueError) as err:
-                raise ValueError(f"template may only use {{max_turns}}, {{remaining}} and {{used}}: {err!r}") from None
+            check_template(template)
+        if tokenizer is not None and not callable(tokenizer):
+            raise ValueError(f"tokenizer must be a callable from text to tokens, got {type(tokenizer).__name__}")
+        if reveal != "none" and any(isinstance(inner, TurnBudget) and inner.reveal != "none"
+                                    for inner in _wrapper_chain(env)):
+            raise ValueError("a budget wrapper inside this one already reveals its budget: at most one may reveal "
+                             "(the observation space leaves room for one revealed text)")
         # Recorded for env.spec (gym.make(wrapped.spec) rebuilds the wrapper); a subclass records its own first.
-        gym.utils.RecordConstructorArgs.__init__(self, max_turns=max_turns, reveal=reveal,
-                                                 count_restored=count_restored, template=template)
+        # (Not deep-copied: a tokenizer may be large, and the rest is immutable.)
+        gym.utils.RecordConstructorArgs.__init__(self, _disable_deepcopy=True, budget=budget, reveal=reveal,
+                                                 count_restored=count_restored, template=template, unit=unit,
+                                                 tokenizer=tokenizer)
         gym.Wrapper.__init__(self, env)
-        self.max_turns = max_turns
+        self.budget = budget
+        self.unit = unit
         self.reveal = reveal
         self.count_restored = count_restored
-        self.template = template if template is not None else _DEFAULT_TEMPLATES.get(reveal, "")
+        self.tokenizer = tokenizer
+        self.template = template if template is not None else REVEAL_TEMPLATES[unit].get(reveal, "")
         self._cap = 0
-        self._offset = 0
-        self._used = 0
+        self._start = {"turns": 0, "calls": 0, "tokens": 0}
+        self._used = {"turns": 0, "calls": 0, "tokens": 0}
+        self._solutions: dict[tuple[str, int | None], dict[str, int]] = {}
 
-    def _choose_cap(self, full_budget: int, oracle_turns: int | None) -> int:
-        return cap_for(self.max_turns, full_budget, oracle_turns)
+    def _choose_budget(self) -> int | float | str:
+        """The budget of the episode being reset (a subclass draws or schedules it)."""
+        return self.budget
+
+    def _cap_for(self, budget: int | float | str, info: Mapping[str, Any]) -> int:
+        """The cap ``budget`` means for the task just reset."""
+        if isinstance(budget, str) and self.unit != "turns":
+            base = text_env(self.env)
+            key = (base.task.id, base.episode_seed)  # type: ignore[union-attr]
+            if key not in self._solutions:
+                self._solutions[key] = solution_cost(self.env, self.tokenizer)
+            shortest: int | None = self._solutions[key][self.unit]
+        else:
+            shortest = oracle_turns_of(self.env, info)
+        return resolve_cap(budget, info["full_budget"], shortest, self.unit)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = self.env.reset(seed=seed, options=options)
-        cap = self._choose_cap(info["max_turns"], oracle_turns_of(self.env, info))
+        cap = self._cap_for(self._choose_budget(), info)
         inner = info.get("budget")
-        if inner is not None:  # a TurnBudget inside this one: the tightest cap wins
-            cap = min(cap, inner["max_turns"])
+        if inner is not None and inner["unit"] == self.unit:  # a budget inside this one: the tightest cap wins
+            cap = min(cap, inner["cap"])
         self._cap = cap
-        self._offset = 0 if self.count_restored else info["turn"]
-        self._used = info["turn"] - self._offset
+        turns = info["turn"]
+        tokens = 0
+        if turns:  # a restored prefix: what its actions spent
+            tokens = sum(count_tokens(action, self.tokenizer) for action, _ in text_env(self.env).transcript)
+        spent = {"turns": turns, "calls": info.get("calls", 0), "tokens": tokens}
+        self._start = {"turns": 0, "calls": 0, "tokens": 0} if self.count_restored else spent
+        self._used = spent if self.count_restored else {"turns": 0, "calls": 0, "tokens": 0}
         info["budget"] = self._budget_info()
         if self.reveal != "none":
             observation += self._text()
         return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self._used >= self._cap:
-            return self._refused_step()
+        used, unit = self._used, self.unit
+        if used[unit] >= self._cap:
+            return self._refused_step(None)
+        tokens = count_tokens(action, self.tokenizer) if isinstance(action, str) else 0
+        if unit != "turns":
+            refusal = self._over_budget(action, tokens)
+            if refusal is not None:
+                return self._refused_step(refusal)
         observation, reward, terminated, truncated, info = self.env.step(action)
-        self._used = info["turn"] - self._offset
-        if self._used >= self._cap and not terminated:
+        start = self._start
+        used["turns"] = info["turn"] - start["turns"]
+        used["calls"] = info.get("calls", 0) - start["calls"]
+        used["tokens"] += tokens
+        if used[unit] >= self._cap and not terminated:
             truncated = True
         info["budget"] = self._budget_info()
         if self.reveal == "remaining":
             observation += self._text()
         return observation, reward, terminated, truncated, info
 
-    def _refused_step(self) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """A step past the cap: the env is not touched; the agent is told why, with the env's own info."""
-        if self._used > self._cap:
-            message = (f"No turns left: this episode already took {self._used} turns (a restored prefix included) "
-                       f"and its turn budget is {self._cap}. Reset to start a new episode.")
-        else:
-            message = f"No turns left: the turn budget of {self._cap} turns is spent. Reset to start a new episode."
-        base = self.env.unwrapped
-        info = base._info(at_reset=False) if hasattr(base, "_info") else {}
+    def _over_budget(self, action: Any, tokens: int) -> str | None:
+        """Why a step would spend more than remains in calls or tokens (None: it fits)."""
+        remaining = self._cap - self._used[self.unit]
+        if self.unit == "tokens":
+            if tokens > remaining:
+                self._used["tokens"] += tokens
+                return (f"Out of tokens: this output is {tokens} tokens and {remaining} of the {self._cap}-token "
+                        "budget remained. Nothing was run.")
+            return None
+        try:
+            calls = len(text_env(self.env).parse(action).calls)
+        except ActionError:
+            return None  # the env answers it as an invalid action, which runs no call
+        if calls > remaining:
+            return (f"Out of tool calls: this turn holds {calls} calls and {remaining} of the {self._cap}-call "
+                    "budget remained. Nothing was run.")
+        return None
+
+    def _refused_step(self, message: str | None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """A step the budget does not allow: the env is not touched; the agent is told why, with the
+        env's own info."""
+        if message is None:
+            noun = {"turns": "turns", "calls": "tool calls", "tokens": "tokens"}[self.unit]
+            used = self._used[self.unit]
+            if used > self._cap:
+                message = (f"No {noun} left: this episode already spent {used} {noun} (a restored prefix included) "
+                           f"and its budget is {self._cap}. Reset to start a new episode.")
+            else:
+                message = f"No {noun} left: the budget of {self._cap} {noun} is spent. Reset to start a new episode."
+        info = text_env(self.env).current_info()
         info.update(action_valid=False, action_error=message, budget=self._budget_info())
         return message, 0.0, False, True, info
 
     def _budget_info(self) -> dict[str, Any]:
-        # A restored prefix may already be longer than the cap: nothing remains, never less than nothing.
-        return {"max_turns": self._cap, "used": self._used, "remaining": max(0, self._cap - self._used),
-                "reveal": self.reveal}
+        used = self._used
+        # A restored prefix may already be over the cap: nothing remains, never less than nothing.
+        return {"unit": self.unit, "cap": self._cap, "remaining": max(0, self._cap - used[self.unit]),
+                "reveal": self.reveal, "used": dict(used)}
 
     def _text(self) -> str:
-        return self.template.format(max_turns=self._cap, remaining=max(0, self._cap - self._used), used=self._used)
+        return reveal_text(self.template, self._cap, self._used[self.unit])
+
+
+def _wrapper_chain(env: gym.Env) -> list[gym.Env]:
+    chain = []
+    while isinstance(env, gym.Wrapper):
+        chain.append(env)
+        env = env.env
+    return chain
+
+
+def _checked_budgets(budgets: Sequence[Any], unit: str, what: str) -> tuple[int | float | str, ...]:
+    if isinstance(budgets, (str, bytes)) or not isinstance(budgets, Sequence) or not budgets:
+        raise ValueError(f"{what} must be a non-empty sequence of budgets, got {budgets!r}")
+    return tuple(as_budget(b, unit) for b in budgets)
 
 
 class BudgetMix(TurnBudget):
-    """A ``TurnBudget`` whose cap is drawn afresh at every reset: training across varied budgets.
+    """A ``TurnBudget`` whose budget is drawn afresh at every reset: training across varied caps.
 
-    At each reset a fraction is drawn from ``fractions`` (with ``weights``, default uniform) using
-    the env's own seeded generator, so ``reset(seed=s)`` reproduces the draw; the cap is that share
-    of the task's full budget, rounded up. ``info["budget"]`` carries the cap and the drawn
-    ``fraction``. Training on a mix of budgets keeps agents good at tight ones.
+    At each reset a budget is drawn from ``budgets`` (with ``weights``, default uniform) using the
+    wrapper's seeded generator, so ``reset(seed=s)`` reproduces the draw. ``info["budget"]`` carries
+    the cap and the budget ``drawn``. Training on a mix of budgets keeps agents good at tight ones.
 
     Args:
         env: a budgetgym env.
-        fractions: shares of the full budget, each in (0, 1], or multiples of the shortest
-            solution such as ``"1.5x"`` (they may be mixed).
-        weights: the probability of each fraction (normalised); None for uniform.
+        budgets: budgets in ``unit``, in any form (``0.5``, ``"1.5x"``, ``8``; mixed as you like).
+        weights: the probability of each budget (normalised); None for uniform.
         reveal: as for ``TurnBudget``; "remaining" by default, so the agent can adapt to the draw.
-        count_restored, template: as for ``TurnBudget``.
+        count_restored, template, unit, tokenizer: as for ``TurnBudget``.
     """
 
     def __init__(
         self,
         env: gym.Env[str, str],
-        fractions: Sequence[float | str] = (0.25, 0.5, 0.75, 1.0),
+        budgets: Sequence[int | float | str] = (0.25, 0.5, 0.75, 1.0),
         weights: Sequence[float] | None = None,
         reveal: str = "remaining",
         count_restored: bool = True,
         template: str | None = None,
+        *,
+        unit: str = "turns",
+        tokenizer: Tokenizer | None = None,
     ) -> None:
-        fractions = tuple(fractions)
-        if not fractions:
-            raise ValueError("fractions must not be empty")
-        for fraction in fractions:
-            if isinstance(fraction, str):
-                multiple_of(fraction)
-            elif isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0.0 < float(fraction) <= 1.0:
-                raise ValueError(f"each fraction must be a number in (0, 1] or a multiple such as '1.5x', got {fraction!r}")
+        check_unit(unit)
+        budgets = _checked_budgets(budgets, unit, "budgets")
         if weights is None:
-            probabilities = np.full(len(fractions), 1.0 / len(fractions))
+            probabilities = np.full(len(budgets), 1.0 / len(budgets))
         else:
             probabilities = np.asarray(weights, dtype=float)
-            if probabilities.shape != (len(fractions),) or not np.all(np.isfinite(probabilities)) \
+            if probabilities.shape != (len(budgets),) or not np.all(np.isfinite(probabilities)) \
                     or np.any(probabilities < 0) or probabilities.sum() <= 0:
-                raise ValueError(f"weights must be {len(fractions)} non-negative numbers with a positive sum, got {weights!r}")
+                raise ValueError(f"weights must be {len(budgets)} non-negative numbers with a positive sum, got {weights!r}")
             probabilities = probabilities / probabilities.sum()
-        gym.utils.RecordConstructorArgs.__init__(self, fractions=fractions, weights=weights, reveal=reveal,
-                                                 count_restored=count_restored, template=template)
-        super().__init__(env, max_turns=1.0, reveal=reveal, count_restored=count_restored, template=template)
-        self.fractions = tuple(f if isinstance(f, str) else float(f) for f in fractions)
+        gym.utils.RecordConstructorArgs.__init__(self, _disable_deepcopy=True, budgets=budgets, weights=weights, reveal=reveal,
+                                                 count_restored=count_restored, template=template, unit=unit,
+                                                 tokenizer=tokenizer)
+        super().__init__(env, budgets[0], reveal=reveal, count_restored=count_restored, template=template, unit=unit,
+                         tokenizer=tokenizer)
+        self.budgets = budgets
         self.weights = tuple(probabilities.tolist())
         self._cumulative = np.cumsum(probabilities)
-        self.fraction: float | str = 1.0
+        self.drawn: int | float | str = budgets[0]
 
-    def _choose_cap(self, full_budget: int, oracle_turns: int | None) -> int:
+    def _choose_budget(self) -> int | float | str:
         # Inverse-CDF on one uniform draw: cheaper than Generator.choice, same distribution.
         index = int(np.searchsorted(self._cumulative, self.np_random.random(), side="right"))
-        self.fraction = self.fractions[min(index, len(self.fractions) - 1)]
-        return cap_for(self.fraction, full_budget, oracle_turns)
+        self.drawn = self.budgets[min(index, len(self.budgets) - 1)]
+        return self.drawn
 
     def _budget_info(self) -> dict[str, Any]:
         info = super()._budget_info()
-        info["fraction"] = self.fraction
+        info["drawn"] = self.drawn
+        return info
+
+
+class HorizonSchedule(TurnBudget):
+    """A cap that widens with training: the budget as a function of the training step or of the
+    episode count, as AgentGym-RL's ScalingInter-RL grows the interaction horizon in stages.
+
+    ``stages`` is ``((start, budget), ...)`` with starts strictly increasing from 0: from ``start``
+    on, episodes get ``budget``, or a budget drawn uniformly (with the wrapper's seeded generator,
+    so ``reset(seed=s)`` reproduces it) when the stage gives a sequence of budgets. The position is
+
+    * ``by="episodes"`` (default): the resets this wrapper has seen (each vector sub-env counts its
+      own), so the schedule is reproducible from the seeds alone;
+    * ``by="steps"``: the training step a trainer sets with :meth:`set_progress` (through a vector
+      env: ``envs.call("set_progress", step)``, or ``envs.set_attr("progress", step)``); it applies
+      from the next reset.
+
+    ``info["budget"]`` carries the cap, the budget ``drawn``, the ``stage`` index and the
+    ``position`` (episodes or step) the episode's budget was chosen at. Args as for ``TurnBudget`` otherwise.
+
+    Example:
+        >>> env = HorizonSchedule(gym.make("budgetgym/Navigation-v0"),
+        ...                       stages=((0, "1x"), (200, "1.5x"), (600, 1.0)), reveal="remaining")
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        stages: Sequence[tuple[int, Any]],
+        by: str = "episodes",
+        reveal: str = "remaining",
+        count_restored: bool = True,
+        template: str | None = None,
+        *,
+        unit: str = "turns",
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
+        check_unit(unit)
+        if by not in ("episodes", "steps"):
+            raise ValueError(f"by must be 'episodes' or 'steps', got {by!r}")
+        if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages:
+            raise ValueError(f"stages must be a non-empty sequence of (start, budget) pairs, got {stages!r}")
+        checked: list[tuple[int, tuple[int | float | str, ...]]] = []
+        for stage in stages:
+            if not isinstance(stage, Sequence) or isinstance(stage, (str, bytes)) or len(stage) != 2:
+                raise ValueError(f"each stage is a (start, budget) pair, got {stage!r}")
+            start, budget = stage
+            if isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0:
+                raise ValueError(f"a stage's start is an int >= 0, got {start!r}")
+            choices = _checked_budgets(budget, unit, "a stage's budgets") if isinstance(budget, (list, tuple)) \
+                else (as_budget(budget, unit),)
+            checked.append((int(start), choices))
+        starts = [start for start, _ in checked]
+        if starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:])):
+            raise ValueError(f"stage starts must begin at 0 and increase strictly, got {starts}")
+        gym.utils.RecordConstructorArgs.__init__(self, _disable_deepcopy=True, stages=tuple((s, c if len(c) > 1 else c[0]) for s, c in checked),
+                                                 by=by, reveal=reveal, count_restored=count_restored,
+                                                 template=template, unit=unit, tokenizer=tokenizer)
+        super().__init__(env, checked[0][1][0], reveal=reveal, count_restored=count_restored, template=template,
+                         unit=unit, tokenizer=tokenizer)
+        self.stages = tuple(checked)
+        self.by = by
+        self.progress = 0
+        self.position = 0
+        self.stage = 0
+        self.drawn: int | float | str = checked[0][1][0]
+
+    def set_progress(self, step: int) -> None:
+        """Set the training step (``by="steps"``); the next reset takes its stage's budget."""
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
+            raise ValueError(f"the training step is an int >= 0, got {step!r}")
+        if self.by != "steps":
+            raise ValueError("this schedule counts episodes (by='episodes'): the training step is not read")
+        self.progress = int(step)
+
+    def budget_at(self, progress: int) -> tuple[int, tuple[int | float | str, ...]]:
+        """The stage index and its budgets at a position of the schedule."""
+        index = 0
+        for number, (start, _) in enumerate(self.stages):
+            if start <= progress:
+                index = number
+        return index, self.stages[index][1]
+
+    def _choose_budget(self) -> int | float | str:
+        self.position = self.progress
+        self.stage, choices = self.budget_at(self.position)
+        self.drawn = choices[int(self.np_random.integers(len(choices)))] if len(choices) > 1 else choices[0]
+        if self.by == "episodes":
+            self.progress += 1
+        return self.drawn
+
+    def _budget_info(self) -> dict[str, Any]:
+        info = super()._budget_info()
+        info.update(drawn=self.drawn, stage=self.stage, position=self.position)
         return info

@@ -70,7 +70,7 @@ def test_every_failure_state_restores_and_the_oracle_recovers(env):
         assert observation == state["snapshot"]["transcript"][-1][1]
         assert env.state_key() not in {json.dumps({"kind": "done"})}
         result = rollout(env, "oracle", start=(observation, info))
-        assert result.success and info["turn"] + result.turns <= info["max_turns"], state["id"]
+        assert result.success and info["turn"] + result.turns <= info["full_budget"], state["id"]
 
 
 def test_reward_is_the_share_of_asked_criteria_met(env):

@@ -87,18 +87,19 @@ def test_make_agent():
 def test_read_revealed_budget_reads_the_wrappers_texts():
     env = TurnBudget(gym.make(TOY_ID), 5, reveal="remaining")
     observation, _ = env.reset(seed=0, options={"task_id": "toy-04"})
-    assert read_revealed_budget(observation) == {"max_turns": 5, "remaining": 5}
+    assert read_revealed_budget(observation) == {"cap": 5, "remaining": 5}
     observation, *_ = env.step("say(text='[Turns remaining: 99 of 99]')")  # the last one shown counts
-    assert read_revealed_budget(observation) == {"max_turns": 5, "remaining": 4}
+    assert read_revealed_budget(observation) == {"cap": 5, "remaining": 4}
     total, _ = TurnBudget(gym.make(TOY_ID), 5, reveal="total").reset(seed=0, options={"task_id": "toy-04"})
-    assert read_revealed_budget(total) == {"max_turns": 5}
+    assert read_revealed_budget(total) == {"cap": 5}
     assert read_revealed_budget("Counter: 3.") == {}
 
 
 def test_the_budget_aware_agent_reads_the_text_never_info_budget():
     env = gym.make(TOY_ID)
     observation, info = env.reset(seed=0, options={"task_id": "toy-04"})
-    info = {**info, "budget": {"max_turns": 1, "used": 0, "remaining": 1, "reveal": "none"}}
+    info = {**info, "budget": {"unit": "turns", "cap": 1, "used": {"turns": 0, "calls": 0, "tokens": 0},
+                       "remaining": 1, "reveal": "none"}}
     blind, aware = NoisyOracleAgent(1.0), BudgetAwareAgent(1.0)  # p = 1: every turn random unless careful
     blind.reset(env, observation, info, 3)
     aware.reset(env, observation, info, 3)

@@ -48,13 +48,13 @@ def test_large_n_is_exact():
     assert pass_at_k(200, 100, 100) == pytest.approx(1 - math.comb(100, 100) / math.comb(200, 100))
 
 
-def _record(task, attempt, success, turns, max_turns=8, budget=None):
+def _record(task, attempt, success, turns, full_budget=8, budget=None):
     return {"env": "e", "agent": "a", "task": task, "reveal": "none", "budget": budget, "attempt": attempt,
-            "success": success, "turns": turns, "max_turns": max_turns}
+            "success": success, "turns": turns, "full_budget": full_budget}
 
 
 def test_solved_within_reads_the_turn_of_success():
-    record = _record("t", 0, True, 3, max_turns=8)
+    record = _record("t", 0, True, 3, full_budget=8)
     assert solved_within(record, 3) and solved_within(record, 0.5)  # 0.5 * 8 = 4 turns
     assert not solved_within(record, 2) and not solved_within(record, 0.25)  # 2 turns
     assert not solved_within(_record("t", 0, False, 2), 8)
@@ -141,13 +141,13 @@ def test_intervals_contain_the_bootstrap_and_widen_small_samples():
 
 
 def test_budgets_in_solution_lengths_and_infeasible_cells():
-    record = {**_record("t", 0, True, 3, max_turns=12), "oracle_turns": 3}
+    record = {**_record("t", 0, True, 3, full_budget=12), "oracle_turns": 3}
     assert solved_within(record, "1x") and not solved_within(record, 0.15)  # 0.15 * 12 -> 2 turns
     assert solved_within(record, 0.25) and not solved_within({**record, "turns": 4}, "1x")
     assert solved_within({**record, "turns": 4}, "1.5x")  # ceil(4.5) = 5 turns
-    records = [{**_record(f"t{i}", 0, True, 3, max_turns=12), "oracle_turns": 3} for i in range(4)]
+    records = [{**_record(f"t{i}", 0, True, 3, full_budget=12), "oracle_turns": 3} for i in range(4)]
     one_turn, one_x = pass_grid(records, [2, "1x"], [1], bootstrap=10)
     assert one_turn.infeasible_tasks == 4 and one_turn.value == 0
     assert one_x.infeasible_tasks == 0 and one_x.value == 1
-    with pytest.raises(ValueError, match="oracle_turns"):
+    with pytest.raises(ValueError, match="shortest solution in turns is not known"):
         solved_within(_record("t", 0, True, 3), "1x")

@@ -33,8 +33,8 @@ def test_single_run_shortcut_equals_separate_runs_per_budget(agent):
 
 
 def test_plan_has_n_attempts_per_task_budget_and_reveal():
-    tasks = {"a": {"max_turns": 4, "oracle_turns": 2, "split": "test"},
-             "b": {"max_turns": 8, "oracle_turns": 3, "split": "test"}}
+    tasks = {"a": {"full_budget": 4, "oracle_turns": 2, "split": "test"},
+             "b": {"full_budget": 8, "oracle_turns": 3, "split": "test"}}
     jobs = plan_sweep(TOY_ID, "oracle", tasks, 3, (0.5, 2, "1.5x"), ("none", "total"), seed=0)
     assert len(jobs) == 2 * 3 * (1 + 3)
     assert {j["cap"] for j in jobs if j["task"] == "a" and j["reveal"] == "total"} == {2, 3}

@@ -14,8 +14,9 @@ def test_text_mode_conversation_and_the_end(probe):
     messages, info = episode.start(probe.task_id, seed=0)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"] == system_prompt(episode.env.unwrapped.instructions, info["tools"], native=False)
-    assert episode.budget == {"max_turns": probe.oracle_turns, "used": 0, "remaining": probe.oracle_turns,
-                              "reveal": "total"}
+    assert {k: episode.budget[k] for k in ("unit", "cap", "remaining", "reveal")} == {
+        "unit": "turns", "cap": probe.oracle_turns, "remaining": probe.oracle_turns, "reveal": "total"}
+    assert episode.budget["used"]["turns"] == 0
     policy = OracleChatPolicy(probe.env_id, probe.task_id, 0, split=probe.split)
     conversation = list(messages)
     while not episode.done:
@@ -41,24 +42,24 @@ def test_native_mode_answers_tool_calls_with_tool_messages():
     step = episode.act(completion)  # a chat-completion message, as a server returns it
     assert [m["role"] for m in step.messages] == ["tool"] and "projects" in step.messages[0]["content"]
     assert step.messages[0]["tool_call_id"] == "x"  # the model's own id, so its next prompt pairs up
-    assert episode.budget["max_turns"] == episode.info["max_turns"]  # no cap set: the full budget
+    assert episode.budget["cap"] == episode.info["full_budget"]  # no cap set: the full budget
     episode.close()
 
 
 def test_stalling_costs_the_turn_and_a_mix_draws_from_the_seed():
     episode = ChatEpisode("budgetgym/FunctionCalling-v0", BudgetSpec(mix=(0.25, 1.0)), split="test")
-    fractions = set()
+    drawn = set()
     for seed in range(8):
         episode.start("fc-curated-filesystem-project-cleanup", seed=seed)
-        fractions.add(episode.budget["fraction"])
+        drawn.add(episode.budget["drawn"])
         step = episode.act(STALL_ACTION)
         assert step.info["action_valid"] is False and step.reward == 0.0
-    assert fractions == {0.25, 1.0}
+    assert drawn == {0.25, 1.0}
     episode.close()
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"budget": 3, "mix": (0.5,)}, "either a budget or a budget mix"),
+    ({"budget": 3, "mix": (0.5,)}, "one of a budget, a budget mix and a schedule"),
     ({"budget": 0}, "must be >= 1"),
     ({"reveal": "loud"}, "reveal must be one of"),
 ])

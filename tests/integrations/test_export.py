@@ -47,7 +47,7 @@ def check_rebuilds(rows):
         native = row["tool_mode"] == "native"
         assert row["prompt"][0] == {"role": "system", "content": system_prompt(
             env.unwrapped.instructions, info["tools"], native=native)}
-        assert row["max_turns"] == info["max_turns"] and row["oracle_turns"] == info["oracle_turns"]
+        assert row["full_budget"] == info["full_budget"] and row["oracle_turns"] == info["oracle_turns"]
         assert row["data_source"] == row["env_id"] and row["env_class"] == "budgetgym"
         assert row["reward_model"] == {"style": "env", "ground_truth": row["task_id"]}
     for env in envs.values():

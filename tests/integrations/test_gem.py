@@ -23,7 +23,7 @@ def test_oracle_solves_at_a_tight_cap_and_is_truncated_one_turn_short(probe):
     observations, infos = envs.reset(seed=[3, 4])
     policies = [OracleChatPolicy(probe.env_id, probe.task_id, seed) for seed in (3, 4)]
     for observation, info, cap in zip(observations, infos, caps):
-        assert info["task_id"] == probe.task_id and info["budget"]["max_turns"] == cap
+        assert info["task_id"] == probe.task_id and info["budget"]["cap"] == cap
         # GEM has no system message: the prompt opens the first observation.
         assert observation.startswith(system_prompt(envs.envs[0].unwrapped.env.unwrapped.instructions,
                                                     info["tools"], native=False))
@@ -53,8 +53,8 @@ def test_budget_mix_and_seeded_task_draw(probe):
     for seed in range(4):
         _, info = env.reset(seed=seed)
         budget = info["budget"]
-        assert budget["fraction"] in fractions
-        assert budget["max_turns"] == max(1, math.ceil(budget["fraction"] * info["max_turns"]))
+        assert budget["drawn"] in fractions
+        assert budget["cap"] == max(1, math.ceil(budget["drawn"] * info["full_budget"]))
         again = env.reset(seed=seed)[1]
         assert again["budget"] == budget and again["task_id"] == info["task_id"]
     env.close()

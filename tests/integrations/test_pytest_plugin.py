@@ -17,7 +17,7 @@ STALL = json.dumps({{"name": "no_such_tool", "arguments": {{}}}})
 def test_env_by_id_with_a_budget(budgetgym_env):
     env = budgetgym_env("{FC}", budget=2, reveal="total", split="test")
     observation, info = env.reset(seed=0)
-    assert info["budget"]["max_turns"] == 2 and observation.endswith("[Turn budget: you have 2 turns in total.]")
+    assert info["budget"]["cap"] == 2 and observation.endswith("[Turn budget: you have 2 turns in total.]")
 
 
 def test_the_oracle_solves_within_the_full_budget(assert_solves):

@@ -49,8 +49,9 @@ def test_oracle_solves_within_a_cap_of_its_own_length(probe):
     assert [s["reward"] for s in steps] == [0.0] * (probe.oracle_turns - 1) + [1.0]
     last = steps[-1]["metadata"]
     assert last["success"] and last["terminated"] and not last["truncated"]
-    assert last["budget"] == {"max_turns": probe.oracle_turns, "used": probe.oracle_turns, "remaining": 0,
-                              "reveal": "remaining"}
+    assert {k: last["budget"][k] for k in ("unit", "cap", "remaining", "reveal")} == {
+        "unit": "turns", "cap": probe.oracle_turns, "remaining": 0, "reveal": "remaining"}
+    assert last["budget"]["used"]["turns"] == probe.oracle_turns
     assert metrics["success"] == 1.0 and metrics["turns"] == probe.oracle_turns
     # The opening is the row's prompt, with this episode's cap announced.
     assert chat[0] == row["prompt"][0]
@@ -65,7 +66,7 @@ def test_a_cap_one_turn_short_truncates_the_oracle(probe):
     assert sum(s["reward"] for s in steps) == 0.0
     last = steps[-1]["metadata"]
     assert last["truncated"] and not last["terminated"] and not last["success"]
-    assert last["budget"]["max_turns"] == cap and last["budget"]["remaining"] == 0
+    assert last["budget"]["cap"] == cap and last["budget"]["remaining"] == 0
     assert metrics["success"] == 0.0
 
 
@@ -77,8 +78,8 @@ def test_budget_mix_draws_a_cap_per_trajectory_from_its_seed(probe):
         _, metadata = env.init(row["prompt"])
         assert metadata["tools"] == json.loads(row["tools"])
         budget = metadata["budget"]
-        assert budget["fraction"] in fractions
-        assert budget["max_turns"] == env.max_turns == max(1, math.ceil(budget["fraction"] * probe.max_turns))
+        assert budget["drawn"] in fractions
+        assert budget["cap"] == env.max_turns == max(1, math.ceil(budget["drawn"] * probe.max_turns))
         again = BudgetgymSkyRLEnv({"budget_mix": list(fractions)}, {**row, "seed": seed})
         assert again.init(row["prompt"])[1]["budget"] == budget  # reproducible from the seed
         env.close()
@@ -88,3 +89,24 @@ def test_budget_mix_draws_a_cap_per_trajectory_from_its_seed(probe):
 def test_a_row_without_its_task_is_refused():
     with pytest.raises(ValueError, match="task_id"):
         BudgetgymSkyRLEnv(None, {"env_id": "budgetgym/FunctionCalling-v0"})
+
+
+def test_exported_rows_draw_their_own_caps_reproducibly():
+    """Each exported row carries its own episode seed (the export's seed plus its index), so a
+    BudgetMix run over a dataset draws varied caps, and the same ones again."""
+    from budgetgym.integrations.export import task_rows
+
+    rows = list(task_rows("budgetgym/FunctionCalling-v0", split="train", seed=5, limit=12))
+    assert [row["seed"] for row in rows] == list(range(5, 17))
+    mix = {"budget_mix": [0.25, 0.5, 0.75, 1.0]}
+
+    def drawn():
+        found = []
+        for row in rows:
+            env = BudgetgymSkyRLEnv(mix, row)
+            found.append(env.init(row["prompt"])[1]["budget"]["drawn"])
+            env.close()
+        return found
+
+    first = drawn()
+    assert len(set(first)) > 1 and drawn() == first

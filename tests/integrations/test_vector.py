@@ -24,11 +24,11 @@ def test_a_group_under_turn_budget_then_next_step_autoreset(mode, vector_kwargs,
     env_id = probe.env_id
     caps = (probe.oracle_turns, probe.oracle_turns - 1)
     envs = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode, vector_kwargs=vector_kwargs,
-                        wrappers=[lambda env: TurnBudget(env, max_turns=probe.oracle_turns, reveal="remaining")],
+                        wrappers=[lambda env: TurnBudget(env, budget=probe.oracle_turns, reveal="remaining")],
                         split=probe.split)
     _, infos = envs.reset(seed=[0, 1], options={"task_id": probe.task_id})
     assert list(infos["task_id"]) == [probe.task_id] * 2
-    assert list(infos["budget"]["max_turns"]) == [caps[0]] * 2
+    assert list(infos["budget"]["cap"]) == [caps[0]] * 2
     # Sub-env 1 wastes its first turn, so the cap leaves it one turn short of the oracle.
     wasted = json.dumps({"name": "no_such_tool", "arguments": {}})
     ended = {}
@@ -42,10 +42,10 @@ def test_a_group_under_turn_budget_then_next_step_autoreset(mode, vector_kwargs,
     assert ended == {0: (probe.oracle_turns, 1.0, True, False), 1: (probe.oracle_turns, 0.0, False, True)}
     # NEXT_STEP autoreset: the next step resets both (the actions are ignored) to a fresh episode.
     observations, rewards, terminated, truncated, infos = envs.step(("ignored", "ignored"))
-    assert list(infos["turn"]) == [0, 0] and list(infos["budget"]["used"]) == [0, 0]
+    assert list(infos["turn"]) == [0, 0] and list(infos["budget"]["used"]["turns"]) == [0, 0]
     assert not terminated.any() and not truncated.any() and (rewards == 0).all()
     assert all(o.endswith(f"[Turns remaining: {c} of {c}]") for o, c in
-               zip(observations, infos["budget"]["max_turns"]))
+               zip(observations, infos["budget"]["cap"]))
     envs.close()
 
 
@@ -54,11 +54,11 @@ def test_budget_mix_draws_per_sub_env_and_per_seed(env_id):
     fractions = (0.25, 0.5, 1.0)
     envs = gym.make_vec(env_id, num_envs=4, wrappers=[lambda env: BudgetMix(env, fractions)])
     _, infos = envs.reset(seed=[10, 11, 12, 13])
-    drawn = infos["budget"]["fraction"]
+    drawn = infos["budget"]["drawn"]
     assert set(drawn) <= set(fractions)
-    assert list(infos["budget"]["max_turns"]) == [max(1, math.ceil(f * m)) for f, m in zip(drawn, infos["max_turns"])]
+    assert list(infos["budget"]["cap"]) == [max(1, math.ceil(f * m)) for f, m in zip(drawn, infos["full_budget"])]
     _, again = envs.reset(seed=[10, 11, 12, 13])
-    assert np.array_equal(again["budget"]["fraction"], drawn)
+    assert np.array_equal(again["budget"]["drawn"], drawn)
     envs.close()
 
 
@@ -74,9 +74,9 @@ def test_the_group_rollout_example(tmp_path):
         assert len({e["task_id"] for e in group}) == 1 and [e["attempt"] for e in group] == list(range(6))
         assert abs(sum(e["advantage"] for e in group)) < 1e-6
     for e in episodes:
-        assert e["fraction"] in (0.25, 0.5, 0.75, 1.0)
-        assert e["cap"] == max(1, math.ceil(e["fraction"] * e["full_budget"]))
+        assert e["drawn"] in (0.25, 0.5, 0.75, 1.0)
+        assert e["cap"] == max(1, math.ceil(e["drawn"] * e["full_budget"]))
         assert e["turns"] <= e["cap"]
         assert e["success"] == (e["reward"] == 1.0)
         assert e["truncated"] == (not e["success"] and e["turns"] == e["cap"])
-    assert len({e["fraction"] for e in episodes}) > 1
+    assert len({e["drawn"] for e in episodes}) > 1

@@ -58,8 +58,10 @@ def test_oracle_solves_within_a_cap_of_its_own_length(probe, tmp_path):
     trace, requests = evaluate(probe, tmp_path, budget=probe.oracle_turns, reveal="remaining")
     assert trace.rewards["budgetgym_reward"].score == 1.0
     assert trace.info["success"] and not trace.info["truncated"]
-    assert trace.info["budget"] == {"max_turns": probe.oracle_turns, "used": probe.oracle_turns, "remaining": 0,
-                                    "reveal": "remaining"}
+    budget = trace.info["budget"]
+    assert {k: budget[k] for k in ("unit", "cap", "remaining", "reveal")} == {
+        "unit": "turns", "cap": probe.oracle_turns, "remaining": 0, "reveal": "remaining"}
+    assert budget["used"]["turns"] == probe.oracle_turns
     assert len(requests) == probe.oracle_turns
     # The model saw the episode's opening, its cap announced.
     opening = requests[0]["messages"]
@@ -72,7 +74,7 @@ def test_a_cap_one_turn_short_truncates_the_oracle(probe, tmp_path):
     trace, requests = evaluate(probe, tmp_path, budget=cap)
     assert trace.rewards["budgetgym_reward"].score == 0.0
     assert trace.info["truncated"] and not trace.info["success"]
-    assert trace.info["budget"]["max_turns"] == cap and trace.info["budget"]["used"] == cap
+    assert trace.info["budget"]["cap"] == cap and trace.info["budget"]["used"]["turns"] == cap
     assert len(requests) == cap
 
 
@@ -80,7 +82,7 @@ def test_taskset_rows_and_budget_config(probe):
     taskset = load_taskset(BudgetgymConfig(id=TASKSET_ID, env_id=probe.env_id, split=probe.split,
                                            task_ids=[probe.task_id], budget_mix=[0.5, 1.0]))
     (task,) = list(taskset)
-    assert task.data.info["task_id"] == probe.task_id and task.data.info["max_turns"] == probe.max_turns
+    assert task.data.info["task_id"] == probe.task_id and task.data.info["full_budget"] == probe.max_turns
     assert task.key == f"{probe.env_id}:{probe.task_id}"
     assert taskset.config.budget_spec().mix == (0.5, 1.0)
     with pytest.raises(ValueError, match="either a budget or a budget mix"):

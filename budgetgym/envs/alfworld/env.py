@@ -307,6 +307,7 @@ class ALFWorldEnv(TextEnv):
     """ALFWorld's text games (see the module docstring)."""
 
     family = "alfworld"
+    max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     instructions: ClassVar[str] = (
         "You are in a household text game. Send one command a turn, such as 'go to countertop 1', "
         "'take mug 1 from countertop 1', 'open fridge 1', 'clean mug 1 with sinkbasin 1', 'heat egg 1 with "

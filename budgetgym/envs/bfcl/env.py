@@ -22,7 +22,7 @@ Task ids are BFCL's (``multi_turn_base_0``, ``multi_turn_miss_param_17``, ...); 
 
 One step is one model output (``budgetgym.core.actions``): one or more tool calls, as JSON objects,
 ``<tool_call>`` blocks or call syntax (BFCL's own ``[cd(folder='a'), ls()]`` form included), run in
-order; or plain text, which answers the user and ends the current user turn. The tools are BFCL's
+order (parallel calls, as BFCL's format has them: ``max_calls_per_turn = MAX_CALLS_PER_STEP``); or plain text, which answers the user and ends the current user turn. The tools are BFCL's
 function docs for the task's classes, their Gorilla types converted to JSON Schema, minus any function
 ``miss_func`` holds back until its turn. Every call is validated before anything runs; a malformed
 output changes nothing and says what was wrong.
@@ -127,6 +127,7 @@ class BFCLEnv(TextEnv):
     """
 
     family = "bfcl"
+    max_calls_per_turn = MAX_CALLS_PER_STEP  # parallel: independent calls may share a turn
     accepts_messages = True
     instructions = (
         "You serve a user through function calls on stateful services. At each user turn, try your best "

@@ -11,7 +11,8 @@ Description:
     default: a private copy under bubblewrap) or ``backend="docker"`` (a container per episode).
 
 Action Space:
-    Text (``UnicodeText``): one or more tool calls a turn, in any form of the shared parser (a JSON
+    Text (``UnicodeText``): one tool call a turn (``max_calls_per_turn = 1``: a second is an invalid
+    action, since each call depends on what the last one showed), in any form of the shared parser (a JSON
     object ``{"name": ..., "arguments": {...}}`` or a list of them, ``<tool_call>`` blocks, or call
     syntax). Tools: ``run_command(command, timeout?)``, ``view_file(path, start_line?, end_line?)``,
     ``search(query, path?)``, ``replace_in_file(path, old, new)`` (old must occur exactly once),
@@ -93,6 +94,7 @@ class CodingEnv(TextEnv):
 
     family = "coding"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     failure_kinds = FAILURE_KINDS
     exploits = {
         "submit-at-once": "budgetgym.eval.exploits.coding:SubmitAtOnce",

@@ -14,8 +14,8 @@ Description:
 
 Action Space:
     Text (``UnicodeText``): tool calls ``click(ref)`` and ``type(ref, text)`` (focus the element,
-    then type), in any form of the shared parser (``click(ref=4)``, JSON, ``<tool_call>``); several
-    run in order. A reference that is not on the page costs the turn and changes nothing.
+    then type), in any form of the shared parser (``click(ref=4)``, JSON, ``<tool_call>``); one call a
+    turn (``max_calls_per_turn = 1``: a second is an invalid action). A reference that is not on the page costs the turn and changes nothing.
 
 Observation Space:
     Text: the task's utterance, then the page's elements one a line, indented under their parent,
@@ -200,6 +200,7 @@ class MiniWoBEnv(TextEnv):
     """MiniWoB++ tasks in Chromium as text; see the module docstring."""
 
     family = "miniwob"
+    max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     instructions = (
         "You operate a web page to do the task stated at its top. The page's elements are listed with "
         "reference numbers in square brackets; click one with click(ref=n), or type into a text field "

@@ -14,8 +14,8 @@ Description:
 Action Space:
     Text (``UnicodeText``). A game command, bare (``go north``, ``take brass key``) or as a tool
     call of the one tool ``command`` (``{"name": "command", "arguments": {"command": "go north"}}``,
-    ``<tool_call>`` blocks, or ``command(command="go north")``); several calls in one turn run in
-    order. ``info["admissible_actions"]`` lists the commands TextWorld's logic accepts in the current
+    ``<tool_call>`` blocks, or ``command(command="go north")``); one call a turn
+    (``max_calls_per_turn = 1``: a second is an invalid action). ``info["admissible_actions"]`` lists the commands TextWorld's logic accepts in the current
     state. Any other text still reaches the game's parser and gets its answer ("That's not a verb I
     recognise.", "You can't see any such thing."), but when the game does nothing with it the game
     is put back exactly as it was: the turn is spent, nothing else changes. A command longer than
@@ -82,6 +82,7 @@ class NavigationEnv(TextEnv):
 
     family = "navigation"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     instructions: ClassVar[str] = (
         "You are playing a text adventure game. Send one game command a turn, such as 'go north', "
         "'open door', 'take key from table', 'unlock chest with key', 'put apple on table' or 'look'. "

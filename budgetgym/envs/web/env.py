@@ -15,7 +15,8 @@ Action Space:
     Text (``UnicodeText``). Bare commands: ``search[query]``, ``click[element]`` (an element is the
     text of a bracketed element on the open page: an item code, an option value, ``Next >``,
     ``< Prev``, ``< Back``, ``Back to Search``, ``Buy Now``), ``back`` and ``next page``; or the same
-    as tool calls (``search``, ``click``, ``back``, ``next_page``) in any form of the shared parser.
+    as tool calls (``search``, ``click``, ``back``, ``next_page``) in any form of the shared parser;
+    one call a turn (``max_calls_per_turn = 1``: a second is an invalid action).
     Search works from any page. A click on an element that is not on the page, an empty or
     over-long query, or a malformed command costs the turn, says what was wrong and what is
     clickable, and changes nothing. Several calls in one turn run in order, all or nothing.
@@ -76,6 +77,7 @@ class WebEnv(TextEnv):
 
     family = "web"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     instructions = (
         "You are shopping in a web shop for the instruction at the top of each page. Search with "
         "search[query], open items and choose options with click[element] (the element's text in "

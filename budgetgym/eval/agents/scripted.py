@@ -27,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 
 from budgetgym.core.env import text_env
-from budgetgym.wrappers import REVEAL_TEMPLATES
+from budgetgym.core.budgets import read_reveal
 
 # Strings a random tool call may use where a schema gives no enum: short, varied, mostly wrong.
 _RANDOM_STRINGS = ("", "a", "test", "1", "none", "/", "file.txt", "yes")
@@ -107,28 +107,15 @@ class NoisyOracleAgent:
         return self._oracle.act(observation, info)
 
 
-def _pattern(template: str) -> re.Pattern[str]:
-    """A regex that reads the numbers back out of one of ``TurnBudget``'s default texts."""
-    pattern = re.escape(template.strip())
-    for name in ("max_turns", "remaining", "used"):
-        pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>\\d+)")
-    return re.compile(pattern)
-
-
-_REMAINING = _pattern(REVEAL_TEMPLATES["remaining"])
-_TOTAL = _pattern(REVEAL_TEMPLATES["total"])
-
-
 def read_revealed_budget(observation: str) -> dict[str, int]:
-    """What a budget revealed in ``observation`` says: ``{"max_turns", "remaining"}`` from the
-    ``"remaining"`` text, ``{"max_turns"}`` from the ``"total"`` one, ``{}`` when none is shown.
-    Only the observation text is read: the cap in ``info["budget"]`` is the runner's, not the agent's."""
-    matches = list(_REMAINING.finditer(observation))
-    if matches:
-        last = matches[-1]
-        return {"max_turns": int(last["max_turns"]), "remaining": int(last["remaining"])}
-    match = _TOTAL.search(observation)
-    return {"max_turns": int(match["max_turns"])} if match else {}
+    """What a budget revealed in ``observation`` says, in any unit: ``{"cap", "remaining"}`` from the
+    ``"remaining"`` text, ``{"cap"}`` from the ``"total"`` one, ``{}`` when none is shown (read by
+    ``budgetgym.core.budgets.read_reveal``, the one reader of the reveal texts). Only the observation
+    text is read: the cap in ``info["budget"]`` is the runner's, not the agent's."""
+    seen = read_reveal(observation)
+    if seen is None:
+        return {}
+    return {"cap": seen.cap} if seen.remaining is None else {"cap": seen.cap, "remaining": seen.remaining}
 
 
 class BudgetAwareAgent(NoisyOracleAgent):
@@ -159,8 +146,8 @@ class BudgetAwareAgent(NoisyOracleAgent):
     def remaining(self, observation: str) -> tuple[int, int] | None:
         """(turns remaining, revealed total) as the observations told it, or None."""
         seen = read_revealed_budget(observation)
-        if "max_turns" in seen:
-            self._total = seen["max_turns"]
+        if "cap" in seen:
+            self._total = seen["cap"]
         if self._total is None:
             return None
         remaining = seen.get("remaining", self._total - self._turns)

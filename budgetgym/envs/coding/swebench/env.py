@@ -12,7 +12,8 @@ Description:
 Action Space:
     Text: tool calls of ``run_command``, ``view_file``, ``search``, ``replace_in_file``,
     ``create_file`` and ``submit`` (as in Coding-v0; there is no ``run_tests``: the instance's test
-    command is part of its hidden evaluation). Bad input costs the turn and changes nothing.
+    command is part of its hidden evaluation); one call a turn (``max_calls_per_turn = 1``). Bad
+    input costs the turn and changes nothing.
 
 Observation Space:
     Text: the problem statement at reset, then each tool's result.
@@ -162,6 +163,7 @@ class SWEBenchEnv(TextEnv):
     """SWE-bench instances in their images; see the module docstring."""
 
     family = "swebench"
+    max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     exploit_upstream = "graded by swebench's own get_eval_report and log parsers"
     exploit_sample = 1
     instructions = (
