@@ -101,6 +101,12 @@ class CodingEnv(TextEnv):
         "edit-tests": "budgetgym.eval.exploits.coding:EditTests",
         "delete-tests": "budgetgym.eval.exploits.coding:DeleteTests",
         "rigged-runner": "budgetgym.eval.exploits.coding:RiggedRunner",
+        "symlinked-conftest": "budgetgym.eval.exploits.coding:SymlinkedConftest",
+        "user-site-plugin": "budgetgym.eval.exploits.coding:UserSitePlugin",
+        "shadow-pytest": "budgetgym.eval.exploits.coding:ShadowPytest",
+        "init-disarms-pytest": "budgetgym.eval.exploits.coding:InitDisarmsPytest",
+        "unchecked-pyc": "budgetgym.eval.exploits.coding:UncheckedPyc",
+        "always-equal": "budgetgym.eval.exploits.coding:AlwaysEqual",
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")

@@ -6,13 +6,11 @@ Coding-v0's keeps a mirror of the workspace's files after every action (read bac
 sandbox), which the snapshot's fast path, the oracle and ``search`` use, and the facts the oracle's
 plan needs (searched, viewed, tests run since the last change).
 
-Grading never trusts the workspace's tests: a fresh copy of the library's original test files
-(and of pytest's configuration files) is laid over the agent's source files in a separate,
-read-only folder, after every process the agent started has been ended, and the real
-``python -m pytest`` runs there. Editing or deleting tests, a fake test runner or a ``conftest.py``
-therefore change nothing about the verdict. When the workspace holds exactly the files grading
-would lay out (no test edited, nothing added beside the sources) and its tests ran to the end
-since the last change, that run is the grading run and is not repeated.
+Grading never trusts the workspace: the agent's library source files and fresh copies of the
+library's original tests are laid out in a separate, read-only tree and run by an isolated
+interpreter with our own pytest configuration, with checks that the runner was not disarmed from
+inside the library (:mod:`budgetgym.envs.coding.grading`). ``run_tests`` shows the workspace's own
+run and measures progress on that grading tree; a run the agent started is never reused.
 """
 
 from __future__ import annotations
@@ -25,7 +23,8 @@ from budgetgym.core import ToolError
 from budgetgym.envs.coding.repos import is_test_path
 from budgetgym.envs.coding.sandbox import Sandbox, SandboxPathError
 from budgetgym.envs.coding.sandbox.base import relative_path
-from budgetgym.envs.coding.testlog import PYTEST_ARGS, parse_statuses, passing
+from budgetgym.envs.coding.grading import CONFIG_NAME, GRADING_COMMAND, Armed, config, graded_tree, left_out_note, read_grading
+from budgetgym.envs.coding.testlog import PYTEST_ARGS, passing
 
 TEST_COMMAND = "python -m pytest " + " ".join(PYTEST_ARGS) + " tests"
 _DURATION = re.compile(r"(\b\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b[^\n]*?) in "
@@ -102,7 +101,7 @@ class Workspace(SandboxWorkspace):
         self.original = dict(original)    # the library as shipped (bug out): the oracle's target
         self.files: dict[str, bytes] = dict(initial)
         self.searched = self.viewed = self.tested = False
-        self._last_run: tuple[dict[str, bytes], dict[str, str]] | None = None
+        self._graded: tuple[dict[str, bytes], dict[str, str], str | None] | None = None
         self.measured = 0.0  # the progress the last test run measured (kept in the state)
 
     # ------------------------------------------------------------------ files, for the tools
@@ -156,47 +155,44 @@ class Workspace(SandboxWorkspace):
         return normalise(result.shown(self.output_limit))
 
     def run_tests(self) -> str:
+        """The workspace's own test run, shown to the agent; the progress it reports is measured on
+        the grading tree (the workspace's run proves nothing: its tree and runner are the agent's)."""
         result = self.sandbox.run(TEST_COMMAND)
         self.sync()
-        statuses = parse_statuses(result.output)
-        # A run on exactly the files grading would lay out is the grading run: remember it.
-        complete = result.exit_code is not None
-        self._last_run = (dict(self.files), statuses) if complete and self.files == self.grading_files() else None
-        if self._tests_untouched():
-            share = passing(statuses, self.task["fail_to_pass"])
-        else:  # the workspace's tests were changed: measure on fresh copies, as grading does
-            share = passing(self._grade_statuses(), self.task["fail_to_pass"])
-        self.progress = self.measured = share / len(self.task["fail_to_pass"])
+        statuses, _, _ = self.grade_run()
+        self.progress = self.measured = passing(statuses, self.task["fail_to_pass"]) / len(self.task["fail_to_pass"])
         self.tested = True
         return normalise(result.shown(self.output_limit))
 
-    def _tests_untouched(self) -> bool:
-        mine = {p: d for p, d in self.files.items() if is_test_path(p)}
-        theirs = {p: d for p, d in self.original.items() if is_test_path(p)}
-        return mine == theirs
+    def grade_run(self) -> tuple[dict[str, str], str | None, list[str]]:
+        """(statuses, why the run cannot be trusted or None, what was left out) of a grading run on
+        the workspace's files as they are now (see :mod:`budgetgym.envs.coding.grading`). The last
+        grading run is remembered with the tree it ran on: it is budgetgym's own run on a fresh
+        copy, so an unchanged tree is not graded twice."""
+        tree, left_out = graded_tree(self.files, self.original)
+        if self._graded is not None and self._graded[0] == tree:
+            return self._graded[1], self._graded[2], left_out
+        armed = Armed({p: d for p, d in tree.items() if is_test_path(p)})
+        laid_out = {**tree, **armed.files, CONFIG_NAME: config().encode("utf-8")}
+        result = self.sandbox.run_isolated(laid_out, GRADING_COMMAND)
+        statuses, distrust = read_grading(result.output, armed)
+        self._graded = (tree, statuses, distrust)
+        return statuses, distrust, left_out
 
     def grading_files(self) -> dict[str, bytes]:
-        """The agent's source files with the library's original tests and test configuration."""
-        files = {p: d for p, d in self.files.items() if not is_test_path(p)}
-        files.update({p: d for p, d in self.original.items() if is_test_path(p)})
-        return files
-
-    def _grade_statuses(self) -> dict[str, str]:
-        files = self.grading_files()
-        if self._last_run is not None and self._last_run[0] == files:
-            # The workspace held exactly these files when its tests last ran, and no process of the
-            # agent outlives a command: that run is the grading run, so it is not run twice.
-            return self._last_run[1]
-        return parse_statuses(self.sandbox.run_isolated(files, TEST_COMMAND).output)
+        """The tree grading runs on: the agent's library source files with the original tests."""
+        return graded_tree(self.files, self.original)[0]
 
     def grade(self) -> tuple[bool, str]:
-        statuses = self._grade_statuses()
+        statuses, distrust, left_out = self.grade_run()
         f2p, p2p = self.task["fail_to_pass"], self.task["pass_to_pass"]
         fixed, kept = passing(statuses, f2p), passing(statuses, p2p)
-        solved = fixed == len(f2p) and kept == len(p2p)
+        solved = fixed == len(f2p) and kept == len(p2p) and distrust is None
         report = (f"Hidden tests on fresh copies of the test files: {fixed} of {len(f2p)} tests of the issue pass, "
-                  f"{kept} of {len(p2p)} other tests still pass. "
-                  + ("The issue is resolved." if solved else "The issue is not resolved."))
+                  f"{kept} of {len(p2p)} other tests still pass."
+                  + left_out_note(left_out)
+                  + (f" Failed: {distrust}." if distrust else "")
+                  + (" The issue is resolved." if solved else " The issue is not resolved."))
         return solved, report
 
     def submit(self) -> str:

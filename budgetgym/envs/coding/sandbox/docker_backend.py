@@ -315,7 +315,7 @@ class DockerSandbox(Sandbox):
         self._adopt(self._pool().take(refill=False))
         try:
             if files:
-                self._put(self.workdir, _tar(files, uid=self._uid))
+                self.put_archive(self.workdir, _tar(files, uid=self._uid))
         finally:
             # the engine's slow work (removing the old container, starting a spare) after the reset
             if old is not None:
@@ -357,6 +357,11 @@ class DockerSandbox(Sandbox):
             threading.Thread(target=_remove, args=(self.container,), daemon=True).start()
         self._adopt(self._pool().take())
 
+    def sibling(self) -> "DockerSandbox":
+        """A new sandbox like this one (engine, image, limits, folder, user), holding no container yet."""
+        return DockerSandbox(limits=self.limits, image=self.image, pool_size=self.pool_size, client=self.client,
+                             workdir=self.workdir, user=self.user)
+
     def _pool(self) -> ContainerPool:
         """This process's pool for the sandbox (after a fork, the child's own: see ``_forget_in_child``)."""
         if self.pool is None:
@@ -383,7 +388,8 @@ class DockerSandbox(Sandbox):
                 raise SandboxUnavailable(f"the Docker engine is gone ({err.__class__.__name__}); is dockerd running?") from None
             raise SandboxDied(f"the Docker engine refused: {err}") from None
 
-    def _put(self, path: str, data: bytes) -> None:
+    def put_archive(self, path: str, data: bytes) -> None:
+        """Unpack a tar archive (bytes) at ``path`` in the container, as the engine does (as root)."""
         self._engine(self.container.put_archive, path, data)
 
     @property
@@ -456,14 +462,16 @@ class DockerSandbox(Sandbox):
         return RunResult(None if (timed_out or limited) else code, output, timed_out, limited, signal_reason)
 
     def run_isolated(self, files: Mapping[str, str | bytes], command: str, timeout: float | None = None) -> RunResult:
-        self._kill_user()
-        self._grade_count += 1
-        name = f"grade-{self._grade_count}"
-        self._put("/", _tar(files, uid=0, prefix=f"{name}/", top=name))
+        """Grading: a fresh container of the same image and limits (none of the agent's processes,
+        ``/tmp``, ``/var/tmp`` or user site), the files owned by root and read-only to the command's
+        user at ``/grade``; the container is removed afterwards."""
+        grader = self.sibling()
         try:
-            return self._run(command, f"/{name}", timeout)
+            grader.load({})
+            grader.put_archive("/", _tar(files, uid=0, prefix="grade/", top="grade"))
+            return grader._run(command, "/grade", timeout)
         finally:
-            self._exec(["rm", "-rf", f"/{name}"], user="0:0", workdir="/")
+            grader.close()
 
     # ------------------------------------------------------------------ files
 
@@ -493,7 +501,7 @@ class DockerSandbox(Sandbox):
             if reason == "outside":
                 raise SandboxPathError(f"{path!r} resolves outside the workspace {self.workdir}")
             raise SandboxPathError(f"{path} is a folder")
-        self._put(self.workdir, _tar({out.decode(): data}, uid=self._uid))
+        self.put_archive(self.workdir, _tar({out.decode(): data}, uid=self._uid))
 
     def files(self) -> dict[str, bytes]:
         stream, _ = self._engine(self.container.get_archive, self.workdir)

@@ -47,13 +47,13 @@ import time
 from typing import Any, Mapping
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall, ToolError, tool_map
+from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.coding.sandbox import Limits, SandboxDied
 from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
 from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
 from budgetgym.envs.coding.workspace import SandboxWorkspace
 
 TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
-INSTALL = "SWEBench-v0 needs the swebench package: pip install 'budgetgym[swebench]'"
 PATCH_FILE = "/budgetgym-model.patch"  # not under /tmp: a tmpfs there hides archive uploads
 APPLY_MARKER = "BUDGETGYM_GOLD_PATCH"
 
@@ -67,7 +67,8 @@ def _swebench():
         from swebench.harness.grading import get_eval_report
         from swebench.harness.utils import make_test_spec
     except ImportError as err:
-        raise ImportError(f"{INSTALL} ({err})") from None
+        raise MissingExtra("swebench", "budgetgym/SWEBench-v0", missing="the swebench package",
+                           detail=str(err)) from None
     return make_test_spec, get_eval_report
 
 
@@ -114,21 +115,19 @@ class RepoWorkspace(SandboxWorkspace):
 def grade(sandbox, instance: Mapping[str, Any], patch: str) -> tuple[bool, str]:
     """SWE-bench's grading: the patch applied in a fresh container, the evaluation script run there,
     the log graded by ``get_eval_report`` with the instance's log parser."""
-    from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
 
     make_test_spec, get_eval_report = _swebench()
     spec = make_test_spec(dict(instance))
-    fresh = DockerSandbox(limits=sandbox.limits, image=sandbox.image, client=sandbox.client,
-                          workdir=sandbox.workdir, user=sandbox.user)
+    fresh = sandbox.sibling()
     try:
         fresh.load({})
         lines = []
         if patch.strip():
-            fresh._put("/", _single_file(PATCH_FILE.lstrip("/"), patch))
+            fresh.put_archive("/", _single_file(PATCH_FILE.lstrip("/"), patch))
             applied = fresh.run(f"git apply -v {PATCH_FILE}", timeout=60)
             lines.append(applied.output)
             lines.append(">>>>> Applied Patch" if applied.exit_code == 0 else ">>>>> Patch Apply Failed")
-        fresh._put("/", _single_file("eval.sh", spec.eval_script))
+        fresh.put_archive("/", _single_file("eval.sh", spec.eval_script))
         run = fresh.run("/bin/bash /eval.sh", timeout=fresh.limits.wall_seconds)
         lines.append(run.output)
     finally:
@@ -206,7 +205,7 @@ class SWEBenchEnv(TextEnv):
                                      pool_size=self.pool_size)
         self.sandbox.load({})
         if patch.strip():
-            self.sandbox._put("/", _single_file(PATCH_FILE.lstrip("/"), patch))
+            self.sandbox.put_archive("/", _single_file(PATCH_FILE.lstrip("/"), patch))
             applied = self.sandbox.run(f"git apply {PATCH_FILE} && rm {PATCH_FILE}")
             if applied.exit_code != 0:
                 raise SnapshotError(f"the snapshot's patch does not apply to {instance['image']}: {applied.output[-300:]}")

@@ -1,0 +1,113 @@
+"""Coding-v0's grading is out of the agent's reach: one test per attack class, on both backends.
+
+Each attack is played by its exploit agent (``budgetgym.eval.exploits.coding``, the agents
+``budgetgym probe exploits`` runs); every one of them won on the grading before this (it reused the
+agent's own test run, ran the agent's tree as it was, or ran in the agent's interpreter set-up).
+"""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import budgetgym  # noqa: F401  (registers the ids)
+from budgetgym.core import load_tasks
+from budgetgym.envs.coding.grading import Armed, graded_tree, read_grading
+from budgetgym.eval.episodes import play_episode
+from budgetgym.eval.exploits import coding as exploits
+from coding_support import BACKENDS, require
+
+TASK = next(t for t in load_tasks("coding") if t.split == "train")
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def env(request):
+    require(request.param)
+    environment = gym.make("budgetgym/Coding-v0", backend=request.param)
+    yield environment
+    environment.close()
+
+
+def _played(env, agent) -> str:
+    result = play_episode(env, agent, seed=0, options={"task_id": TASK.id})
+    assert not result.success and result.reward == 0.0
+    return env.unwrapped.ws.verdict[1]
+
+
+def test_a_symlinked_conftest_and_the_agents_own_test_run_do_not_count(env):
+    report = _played(env, exploits.SymlinkedConftest())
+    assert "not resolved" in report and ".hooks/passing.py" in report
+
+
+def test_a_plugin_in_the_user_site_is_not_loaded_by_grading(env):
+    report = _played(env, exploits.UserSitePlugin())
+    assert "not resolved" in report and "budget_passing.pth" in report
+
+
+def test_a_pytest_module_at_the_root_does_not_shadow_pytest(env):
+    report = _played(env, exploits.ShadowPytest())
+    assert "not resolved" in report and "pytest.py" in report
+
+
+def test_a_library_that_disarms_pytest_at_import_fails_with_the_reason(env):
+    report = _played(env, exploits.InitDisarmsPytest())
+    assert "disarmed from inside the library" in report
+
+
+def test_bytecode_with_an_unchecked_hash_is_not_graded(env):
+    report = _played(env, exploits.UncheckedPyc())
+    assert "__pycache__" in report and "not resolved" in report
+
+
+def test_objects_equal_to_anything_fail_with_the_reason(env):
+    report = _played(env, exploits.AlwaysEqual())
+    assert "compares equal to anything" in report
+
+
+def test_run_tests_measures_progress_on_the_grading_tree(env):
+    env.reset(options={"task_id": TASK.id})
+    agent = exploits.SymlinkedConftest()
+    agent.reset(env, "", {}, 0)
+    for action in agent.plan():
+        observation, _, _, _, info = env.step(action)
+    assert "failed" not in observation.split("short test summary info")[-1]  # the agent's own run: all passed
+    assert info["progress"] == 0.0
+
+
+def test_the_graded_tree_holds_the_original_tests_and_library_sources_only():
+    original = {"pkg/__init__.py": b"", "pkg/core.py": b"x = 1\n", "README.md": b"r", "tests/test_core.py": b"t"}
+    files = {
+        "pkg/__init__.py": b"import os\n", "pkg/core.py": b"x = 2\n", "pkg/helpers.py": b"h = 1\n",
+        "README.md": b"r", "tests/test_core.py": b"def test_x(): pass\n", "tests/test_new.py": b"",
+        "conftest.py": b"", "pkg/conftest.py": b"", "pytest.py": b"", "sitecustomize.py": b"", "evil.pth": b"",
+        "pkg/evil.pth": b"", "pkg/__pycache__/core.cpython-311.pyc": b"", "pkg/core.pyc": b"", "pyproject.toml": b"",
+        "setup.cfg": b"", "tox.ini": b"", "pytest.ini": b"", "pkg/sub/new.py": b"", "notes.txt": b"",
+    }
+    tree, left_out = graded_tree(files, original)
+    assert tree == {"pkg/__init__.py": b"import os\n", "pkg/core.py": b"x = 2\n", "pkg/helpers.py": b"h = 1\n",
+                    "README.md": b"r", "tests/test_core.py": b"t"}
+    assert set(left_out) == set(files) - set(tree) | {"tests/test_core.py"}
+
+
+def test_a_missing_canary_is_a_disarmed_runner():
+    armed = Armed({"tests/test_a.py": b"def test_a():\n    assert 1 == 1\n"})
+    source = armed.files["tests/test_a.py"].decode()
+    assert f"def test_{armed.nonce}()" in source and f"{armed.guard}(1) == {armed.guard}(1)" in source
+    honest = (f"=== short test summary info ===\nPASSED tests/test_a.py::test_a\n"
+              f"FAILED tests/test_a.py::test_{armed.nonce} - assert\n=== 1 failed, 1 passed in 0.1s ===\n")
+    assert read_grading(honest, armed) == ({"tests/test_a.py::test_a": "PASSED"}, None)
+    forged = "=== short test summary info ===\nPASSED tests/test_a.py::test_a\n=== 1 passed in 0.1s ===\n"
+    assert "not reported" in read_grading(forged, armed)[1]
+    assert Armed({"tests/test_a.py": b""}).nonce != armed.nonce  # drawn per run
+
+
+def test_the_oracle_still_solves_under_the_armed_grading(env):
+    observation, info = env.reset(options={"task_id": TASK.id})
+    for _ in range(TASK.max_turns):
+        observation, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        if terminated or truncated:
+            break
+    assert info["success"] and reward == 1.0, observation
+    assert json.loads(json.dumps(env.unwrapped.snapshot()))["state"]["verdict"] is True
