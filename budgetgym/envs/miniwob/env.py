@@ -16,6 +16,8 @@ Action Space:
     Text (``UnicodeText``): tool calls ``click(ref)`` and ``type(ref, text)`` (focus the element,
     then type), in any form of the shared parser (``click(ref=4)``, JSON, ``<tool_call>``); one call a
     turn (``max_calls_per_turn = 1``: a second is an invalid action). A reference that is not on the page costs the turn and changes nothing.
+    Text to type that is not text (NUL and the other control characters, lone surrogates, WebDriver's
+    special keys in the Private Use Area) is an invalid action and never reaches the browser.
 
 Observation Space:
     Text: the task's utterance, then the page's elements one a line, indented under their parent,
@@ -30,7 +32,9 @@ Termination:
     ``terminated`` when MiniWoB ends the episode (done right or wrong). ``truncated`` at the task's
     full budget (max(6, 2 x its longest oracle solution)). MiniWoB's wall-clock limit (10 s for most
     tasks) is raised to ``time_limit_s`` (default 600 s) so that turns, not a model's latency, bound
-    an episode; ``time_limit_s=None`` keeps MiniWoB's own.
+    an episode; ``time_limit_s=None`` keeps MiniWoB's own. A browser that stops answering during an
+    action (its processes killed, the driver gone) ends the episode as failed, with an observation
+    that says so; ``step`` does not raise, and the next reset starts a fresh browser.
 
 Registered Configurations:
     ``budgetgym/MiniWoB-v0``: the twelve tasks (or those of ``task=KEYWORD``). Needs
@@ -89,6 +93,10 @@ def _alive(pid: int) -> bool:
 
 class MiniWoBNotInstalled(DependencyNotInstalled, ImportError):
     """The miniwob package or the browser is missing: Gymnasium's error for a missing extra, and an ImportError."""
+
+
+class BrowserDied(Exception):
+    """The browser stopped answering during an action (its processes died, or the driver lost them)."""
 
 
 class PageError(Exception):
@@ -155,7 +163,11 @@ class Page:
         if ref not in self.refs:
             raise PageError(f"There is no element [{ref}] on the page.")
         action = self.browser.create_action(action_type, ref=ref, **extra)
-        observation, _, terminated, _, info = self.browser.step(action)
+        try:
+            observation, _, terminated, _, info = self.browser.step(action)
+        except Exception as err:  # Selenium's, urllib3's and the socket's errors have no common base
+            self.done = True
+            raise BrowserDied(f"{type(err).__name__}: {' '.join(str(err).split())[:200]}") from err
         if terminated:
             self.done = True
             self.raw_reward = float(info.get("raw_reward", 0.0))
@@ -266,6 +278,8 @@ class MiniWoBEnv(TextEnv):
         pids = ([process.pid] + _descendants(process.pid)) if process is not None else []
         try:
             browser.close()
+        except Exception:  # the driver of a dead browser cannot quit it: its processes are killed below
+            pass
         finally:
             deadline = time.monotonic() + _QUIT_WAIT_S
             while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
@@ -298,8 +312,13 @@ class MiniWoBEnv(TextEnv):
     # ------------------------------------------------------------------ episode
 
     def _load_task(self, task: Task, seed: int) -> str:
-        browser = self._open(task["miniwob_task"])
-        observation, _ = browser.reset(seed=seed)
+        try:
+            browser = self._open(task["miniwob_task"])
+            observation, _ = browser.reset(seed=seed)
+        except Exception:  # a browser that died since the last episode: a fresh one, once
+            self._close_browser()
+            browser = self._open(task["miniwob_task"])
+            observation, _ = browser.reset(seed=seed)
         self.page = Page(browser, observation)
         self.last_error = None
         return self.page.render()
@@ -315,6 +334,13 @@ class MiniWoBEnv(TextEnv):
         except PageError as err:
             self.last_error = str(err)
             return Outcome(f"{err}\n\n{page.render()}")
+        except BrowserDied as err:
+            # The page's state is gone with the browser: the episode ends, not done, and the next
+            # reset starts a fresh browser (a replay could not tell the agent's action from the crash).
+            self.last_error = f"the browser stopped answering ({err})"
+            self._close_browser()
+            return Outcome(f"Task: {page.utterance}\nThe episode is over: the browser stopped answering, so the task "
+                           "was not done. A fresh browser starts at the next reset.", failed=True)
         if page.done:
             solved = page.raw_reward > 0
             return Outcome(page.render(), solved=solved, failed=not solved, progress=1.0 if solved else None)
