@@ -116,3 +116,35 @@ def test_a_write_after_the_gold_patch_sends_the_oracle_back_to_it(env):
     assert base.ws.gold_applied and base.structured_oracle().calls[0].name == "submit"
     env.step(call("create_file", path="notes.txt", content="a change after the gold patch\n"))
     assert not base.ws.gold_applied and base.structured_oracle().calls[0].name == "run_command"
+
+
+def test_a_patch_that_rigs_the_runner_is_graded_without_those_files(env):
+    """``conftest.py`` files marking every test passed and a ``.pth`` with its module: the instance
+    resolved when the whole patch was applied; grading leaves them out and names them."""
+    from budgetgym.eval.exploits.coding import DISARM, PASSING_PLUGIN
+
+    env.reset(seed=0)
+    env.step(call("create_file", path="conftest.py", content=PASSING_PLUGIN))
+    env.step(call("create_file", path="tests/conftest.py", content=PASSING_PLUGIN))
+    env.step(call("create_file", path="budget.pth", content="import budget_disarm\n"))
+    env.step(call("create_file", path="budget_disarm.py", content=DISARM))
+    observation, reward, terminated, _, _ = env.step(call("submit"))
+    assert terminated and reward == 0.0 and "not resolved" in observation, observation
+    assert "conftest.py, tests/conftest.py" in observation and "budget.pth" in observation
+
+
+def test_graded_patch_keeps_source_changes_and_drops_runner_hooks():
+    from budgetgym.envs.coding.swebench.env import graded_patch
+
+    def chunk(path, new=False, mode="100644"):
+        head = f"diff --git a/{path} b/{path}\n" + (f"new file mode {mode}\n" if new else "")
+        return head + f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+
+    kept = chunk("pkg/core.py") + chunk("pkg/new.py", new=True) + chunk("README.md")
+    dropped = (chunk("conftest.py", new=True) + chunk("pkg/conftest.py") + chunk("setup.cfg") + chunk("x.pth", new=True)
+               + chunk("pkg/__pycache__/a.pyc", new=True) + chunk("link", new=True, mode="120000")
+               + chunk("pytest.py", new=True) + chunk("shadow.py", new=True) + chunk("iniconfig/__init__.py", new=True))
+    patch, left_out = graded_patch(kept + dropped)
+    assert patch == kept
+    assert left_out == sorted(["conftest.py", "pkg/conftest.py", "setup.cfg", "x.pth", "pkg/__pycache__/a.pyc", "link",
+                               "pytest.py", "shadow.py", "iniconfig/__init__.py"])

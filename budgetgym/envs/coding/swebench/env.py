@@ -20,7 +20,9 @@ Observation Space:
 
 Rewards:
     ``submit`` takes the repository's changes as a patch (``git diff`` against the starting commit,
-    new files included), applies it in a fresh container of the image, runs the instance's
+    new files included) less what would configure or start the test runner (:func:`graded_patch`:
+    ``conftest.py``, pytest and packaging configuration, ``.pth``, bytecode, symlinks, new top-level
+    modules; the report names them), applies it in a fresh container of the image, runs the instance's
     evaluation script there (it puts the hidden tests in) and grades the log with
     ``swebench.harness.grading.get_eval_report`` and the instance's log parser: 1.0 when resolved.
     ``info["progress"]`` is 0 until the instance is resolved, then 1 (no partial measure is run
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shlex
 import tarfile
 import tempfile
@@ -108,8 +111,68 @@ class RepoWorkspace(SandboxWorkspace):
         return result.output
 
     def submit(self) -> str:
-        self.verdict = grade(self.sandbox, self.instance, self.diff())
-        return "Submitted. " + self.verdict[1]
+        patch, left_out = graded_patch(self.diff())
+        solved, report = grade(self.sandbox, self.instance, patch)
+        if left_out:
+            report += (" Left out of the graded patch (only source changes are graded): "
+                       + ", ".join(left_out[:8]) + (f" and {len(left_out) - 8} more" if len(left_out) > 8 else "") + ".")
+        self.verdict = (solved, report)
+        return "Submitted. " + report
+
+
+_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
+#: Files a patch may not bring into grading: the test runner's configuration and start-up hooks.
+_UNGRADED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py",
+                   "usercustomize.py", "pytest.py", "_pytest"}
+
+
+def graded_patch(patch: str) -> tuple[str, list[str]]:
+    """(the part of the agent's patch that grading applies, the files left out).
+
+    The evaluation script resets the instance's test files and runs its own test command as
+    root, inside the repository: a change to what configures or starts that runner would grade
+    the runner, not the fix. Left out: every ``conftest.py``, pytest and packaging configuration,
+    ``sitecustomize``/``usercustomize``, a module named ``pytest``, ``.pth`` files, bytecode and
+    ``__pycache__``, symlinks, and files whose names git had to quote (never source files of the
+    instances). The rest applies as the agent wrote it."""
+    kept: list[str] = []
+    left_out: list[str] = []
+    chunk: list[str] = []
+    name = ""
+
+    def close() -> None:
+        if not chunk:
+            return
+        body = "".join(chunk)
+        if _graded_file(name, body):
+            kept.append(body)
+        else:
+            left_out.append(name)
+
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("diff --git "):
+            close()
+            chunk = [line]
+            match = _DIFF_HEADER.match(line.rstrip("\n"))
+            name = match.group(2) if match else line[len("diff --git "):].strip()
+        else:
+            chunk.append(line)
+    close()
+    return "".join(kept), sorted(set(left_out))
+
+
+def _graded_file(name: str, body: str) -> bool:
+    parts = name.split("/")
+    if name.startswith('"') or "\nnew file mode 120000" in body or "\nnew mode 120000" in body \
+            or "\nold mode 120000" in body or "\ndeleted file mode 120000" in body:
+        return False
+    if "__pycache__" in parts or name.endswith((".pyc", ".pyo", ".pth")):
+        return False
+    if parts[-1] in _UNGRADED_NAMES or parts[0] in _UNGRADED_NAMES:
+        return False
+    # a new top-level module or package would shadow what the runner imports (cwd is on sys.path)
+    new = "\nnew file mode " in body
+    return not (new and (len(parts) == 1 and name.endswith(".py") or len(parts) == 2 and parts[1] == "__init__.py"))
 
 
 def grade(sandbox, instance: Mapping[str, Any], patch: str) -> tuple[bool, str]:
