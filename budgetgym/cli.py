@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import select
+import socket
 import statistics
 import sys
 from typing import Any, Sequence
@@ -15,7 +16,8 @@ import gymnasium as gym
 
 from budgetgym.core.env import text_env
 import budgetgym
-from budgetgym.eval.cli import EXIT_INTERRUPTED, EXIT_USAGE, Formatter, check_env_id
+from budgetgym.eval.cli import (EXIT_INTERRUPTED, MAX_PORT, Formatter, Parser, UsageError, check_env_id, float_in,
+                                int_in, out_folder, run_command, seed_argument)
 from budgetgym.eval.cli import add_commands as add_eval_commands
 from budgetgym.core.budgets import REVEAL_MODES, parse_budget
 
@@ -194,34 +196,43 @@ def cmd_study(args: argparse.Namespace) -> int:
 
     from budgetgym.train.study import StudyConfig, run_study
 
-    config = StudyConfig.quick(args.env) if args.quick else StudyConfig(env_id=args.env)
+    env_id = check_env_id(args.env)
+    out = out_folder(args.out)
+    config = StudyConfig.quick(env_id) if args.quick else StudyConfig(env_id=env_id)
     config = replace(config, seed=args.seed, **({"iterations": args.iterations} if args.iterations else {}))
-    run_study(args.out, config)
+    run_study(out, config)
     return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if args.target == "web":
-        from budgetgym.envs.web.server import serve
+    try:
+        if args.target == "web":
+            from budgetgym.envs.web.server import serve
 
-        return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
-                     split=args.split)
-    from budgetgym.serve.server import serve_command
+            return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
+                         split=args.split)
+        from budgetgym.serve.server import serve_command
 
-    return serve_command(check_env_id(args.target), args)
+        return serve_command(check_env_id(args.target), args)
+    except socket.gaierror as err:  # before OSError: it is one
+        raise UsageError(f"--host {args.host}: not an address of this machine ({err.strerror})") from None
+    except OSError as err:  # the port is taken, or not ours to take
+        if err.filename is not None:
+            raise
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from budgetgym.integrations.export import export_tasks
 
-    count = export_tasks(args.env_id, args.out, format=args.format, split=args.split, seed=args.seed,
+    count = export_tasks(check_env_id(args.env_id), args.out, format=args.format, split=args.split, seed=args.seed,
                          tool_mode=args.tool_mode, limit=args.limit)
     print(f"wrote {count} rows of {args.env_id} to {args.out}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="budgetgym", description=DESCRIPTION, formatter_class=Formatter)
+    parser = Parser(prog="budgetgym", description=DESCRIPTION, formatter_class=Formatter)
     parser.add_argument("--version", action="version", version=f"budgetgym {budgetgym.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -241,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--reveal", choices=REVEAL_MODES, default="remaining", help="what you are told of the cap")
     play.add_argument("--task", default=None, help="a task id (default: drawn with --seed)")
     play.add_argument("--split", default=None, help="draw the task from this split (default: any)")
-    play.add_argument("--seed", type=int, default=None, help="the episode's seed (default: random)")
+    play.add_argument("--seed", type=seed_argument, default=None, help="the episode's seed (default: random)")
     play.add_argument("--inject-errors", action="store_true",
                       help="start from a curated failure state (the episode so far is shown)")
     play.set_defaults(func=cmd_play)
@@ -255,10 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "$BUDGETGYM_SERVE_TOKEN; none: loopback only)")
     serve.add_argument("--max-message-bytes", type=int, default=8 * 2**20, help="largest message (default 8 MiB)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--port", type=int_in(1, MAX_PORT), default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--split", default=None, help="serve the instructions of this split (default: all)")
-    serve.add_argument("--max-sessions", type=int, default=64, help="live sessions at most (default 64)")
-    serve.add_argument("--idle-seconds", type=float, default=900.0, help="close sessions idle this long (default 900)")
+    serve.add_argument("--max-sessions", type=int_in(1, 100_000), default=64, help="live sessions at most (default 64)")
+    serve.add_argument("--idle-seconds", type=float_in(0.0, 7 * 86400.0, above=True), default=900.0,
+                       help="close sessions idle this long (default 900)")
     serve.set_defaults(func=cmd_serve)
 
     export = commands.add_parser("export", help="write an env's tasks as dataset rows (JSONL or parquet) for trainers")
@@ -267,18 +279,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("jsonl", "parquet"), default=None,
                         help="default: parquet for a .parquet file, else jsonl")
     export.add_argument("--split", default=None, help="one split (default: every task)")
-    export.add_argument("--seed", type=int, default=0, help="the episode seed of every row")
+    export.add_argument("--seed", type=seed_argument, default=0,
+                        help="the first row's episode seed (row i gets seed + i, so a BudgetMix cap varies by row)")
     export.add_argument("--tool-mode", choices=("text", "native"), default="text",
                         help="tools in the system prompt (text) or only in the tools column (native)")
-    export.add_argument("--limit", type=int, default=None, help="the first N tasks only")
+    export.add_argument("--limit", type=int_in(1), default=None, help="the first N tasks only")
     export.set_defaults(func=cmd_export)
 
     study = commands.add_parser("study", help="the study in miniature: train full-budget vs BudgetMix, measure, report",
                                 description=cmd_study.__doc__, formatter_class=Formatter)
     study.add_argument("--env", default="budgetgym/Navigation-v0", help="the env to train and measure on (default: %(default)s)")
     study.add_argument("--out", default="runs/study", help="folder for checkpoints, episodes and report.md (default: %(default)s)")
-    study.add_argument("--iterations", type=int, default=None, help="training iterations per regime (default: the study's)")
-    study.add_argument("--seed", type=int, default=0, help="the seed of training and evaluation (default: %(default)s)")
+    study.add_argument("--iterations", type=int_in(1, 1_000_000), default=None,
+                       help="training iterations per regime (default: the study's)")
+    study.add_argument("--seed", type=seed_argument, default=0,
+                       help="the seed of training and evaluation (default: %(default)s)")
     study.add_argument("--quick", action="store_true", help="a seconds-long version, to try the pipeline")
     study.set_defaults(func=cmd_study)
 
@@ -287,19 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 a failure while running, 2 a usage error, 130 interrupted."""
+    """Exit codes: 0 done, 1 a failure while running (a missing extra, a backend that cannot run
+    here), 2 a usage error, 130 interrupted; every error is one line (see :func:`run_command`)."""
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        print("\nbudgetgym: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except KeyError as err:
-        print(f"budgetgym: error: {err.args[0] if err.args else err}", file=sys.stderr)
-        return EXIT_USAGE
-    except (ValueError, ImportError, gym.error.Error) as err:
-        print(f"budgetgym: error: {' '.join(str(err).split())}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_command(args.func, args)
 
 
 if __name__ == "__main__":

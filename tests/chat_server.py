@@ -6,7 +6,8 @@ used when the queue is empty (``text_responder`` makes one from a function of th
 returns the assistant's text). It checks the path, the API key and the model as a server would,
 and answers a request with ``"stream": true`` in server-sent events (the chunks of the reply, a
 last chunk with the usage, then ``[DONE]``), as OpenAI-compatible servers do; errors are plain
-JSON either way.
+JSON either way. ``stall()`` makes the next request hang without an answer (until the server stops),
+as a server stuck in generation does.
 
 ``llama=True`` makes it behave as llama-cpp-python's server does (checked against a real one): a
 message whose ``content`` is ``null`` without tool calls, or an assistant message with ``null``
@@ -108,6 +109,7 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.responder = responder
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -120,11 +122,17 @@ class ChatServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._stopped.set()  # stalled requests end (unanswered)
         self._server.shutdown()
         self._server.server_close()
 
     def reply(self, body: Any, status: int = 200) -> "ChatServer":
         self.replies.append((status, body))
+        return self
+
+    def stall(self) -> "ChatServer":
+        """The next request gets no answer at all (the connection stays open)."""
+        self.replies.append((0, None))
         return self
 
     def _next(self, request: dict[str, Any]) -> tuple[int, Any]:
@@ -160,6 +168,9 @@ class ChatServer:
                 if request.get("model") != MODEL:
                     return self._send(404, error(f"The model `{request.get('model')}` does not exist."))
                 status, reply = server._next(request)
+                if status == 0:  # stalled: hold the connection open, answer nothing
+                    server._stopped.wait()
+                    return None
                 if request.get("stream") and status == 200 and isinstance(reply, dict) and "choices" in reply:
                     return self._stream(chunks(reply))
                 self._send(status, reply)

@@ -3,9 +3,10 @@
 them with :func:`add_commands`; each verb's ``func`` takes the parsed arguments and returns an exit code.
 
 Exit codes: 0 done; 2 a usage error (a bad option or value, an unknown env id, a missing or
-malformed file, an --out that is not a folder), as argparse's own; 1 a failure while running (a
-server that cannot be reached, a missing extra, another sweep writing the same folder); 130
-interrupted (Ctrl-C), with the finished episodes kept for a resume.
+malformed file, an --out that is not a folder or cannot be written), as argparse's own; 1 a failure
+while running (a server that cannot be reached, a missing extra, a backend that cannot run here,
+another sweep writing the same folder); 130 interrupted (Ctrl-C), with the finished episodes kept
+for a resume. Every error is one line on standard error, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,18 +14,22 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from budgetgym.core.env import text_env
-from budgetgym.core.extras import MissingExtra, require
-from budgetgym.eval.agents import AgentError, make_agent
+from budgetgym.core.env import BackendUnavailable, text_env
+from budgetgym.core.extras import EXIT_MISSING_EXTRA, MissingExtra, require
+from budgetgym.core.jsonl import write_text
+from budgetgym.eval.agents import AgentError, agent_forms, is_served, make_agent
+from budgetgym.eval.agents.openai_chat import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from budgetgym.eval.episode_log import SweepLockedError
 from budgetgym.eval.executors import EXECUTORS, ExecutorError, make_executor
-from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_KS
-from budgetgym.core.budgets import REVEAL_MODES, parse_budget
+from budgetgym.eval.sweep import DEFAULT_BUDGETS, DEFAULT_BUDGETS_BY_UNIT, DEFAULT_KS
+from budgetgym.core.budgets import REVEAL_MODES, UNITS, parse_budget
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -33,6 +38,13 @@ EXIT_INTERRUPTED = 130
 
 class UsageError(ValueError):
     """What the user typed cannot work (exit code 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are one line (argparse prints the whole usage first)."""
+
+    def error(self, message: str) -> Any:  # argparse's hook: must not return
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -72,13 +84,21 @@ def check_env_id(env_id: str) -> str:
 
 
 def out_folder(path: str) -> Path:
-    """``--out`` as a folder: refused when it names something that is not a folder (a file, /dev/null)."""
+    """``--out`` as a folder, created if missing: refused when it names something that is not a
+    folder (a file, /dev/null) or a folder this process cannot write to, before any work starts."""
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--out must be a folder, and {path} is a file")
     for parent in folder.parents:
         if parent.exists() and not parent.is_dir():
             raise UsageError(f"--out {path}: {parent} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".budgetgym-write-check.{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(f"--out {path}: cannot write there ({err.strerror or err})") from None
     return folder
 
 
@@ -101,29 +121,82 @@ def check_extras(*modules: tuple[str, str]) -> None:
 
 
 # ------------------------------------------------------------------ argument types
+# Every number is checked for range and finiteness where it is parsed: a value past these bounds is
+# a typo, not a plan, and is refused in one line before anything runs.
+
+#: The largest K (and attempt count) a grid may ask for.
+MAX_K = 10_000
+#: Seeds are non-negative and fit in 32 bits (NumPy's seeding range on every platform).
+MAX_SEED = 2**32 - 1
+#: The largest port number.
+MAX_PORT = 65_535
+
+
+def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in ``[low, high]`` (no upper bound when ``high`` is None)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"expected an integer {bound}, got {text!r}")
+        return value
+    return parse
+
+
+def float_in(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number of at least ``low`` (above it when ``above``), at most ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or value < low or (above and value == low) or (high is not None and value > high):
+            bound = f"{'above' if above else 'at least'} {low:g}"
+            bound += f" and at most {high:g}" if high is not None else ""
+            raise argparse.ArgumentTypeError(f"expected a finite number {bound}, got {text!r}")
+        return value
+    return parse
+
+
+def _parts(text: str, what: str) -> list[str]:
+    """The comma-separated parts of ``text``, none empty (``","`` and ``"1,,2"`` are refused)."""
+    parts = [part.strip() for part in text.split(",")]
+    if not any(parts) or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}")
+    return parts
 
 
 def _budget_list(text: str) -> list[int | float | str]:
     """``"1x,1.5x,0.5,8"``: multiples of each task's shortest solution, shares of its full budget, turns."""
     try:
-        return [parse_budget(part) for part in text.split(",") if part.strip()]
+        return [parse_budget(part) for part in _parts(text, "budgets")]
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") from None
+def _k_list(text: str) -> list[int]:
+    """``"1,2,4,8"``: the K of a grid, each from 1 to :data:`MAX_K`."""
+    parse = int_in(1, MAX_K)
+    return [parse(part) for part in _parts(text, "integers")]
 
 
 def _reveal_list(text: str) -> list[str]:
-    modes = [part.strip() for part in text.split(",") if part.strip()]
+    modes = _parts(text, "reveal modes")
     for mode in modes:
         if mode not in REVEAL_MODES:
             raise argparse.ArgumentTypeError(f"reveal modes are {', '.join(REVEAL_MODES)}; got {mode!r}")
     return modes
+
+
+def _name_list(text: str) -> list[str]:
+    return _parts(text, "names")
+
+
+seed_argument = int_in(0, MAX_SEED)
+count_argument = int_in(1, MAX_K)
 
 
 def _tasks(text: str | None) -> Any:
@@ -131,8 +204,27 @@ def _tasks(text: str | None) -> Any:
     if text is None:
         return None
     if text.isdigit():
+        if int(text) < 1:
+            raise UsageError(f"--tasks {text}: a count must be at least 1")
         return int(text)
-    return text.split(",") if "," in text else text
+    if not text.strip():
+        raise UsageError("--tasks is empty: name a split, a count or task ids")
+    if "," not in text:
+        return text
+    try:
+        return _parts(text, "task ids")
+    except argparse.ArgumentTypeError as err:
+        raise UsageError(f"--tasks: {err}") from None
+
+
+def _env_ids(given: list[str] | None) -> list[str] | None:
+    """The ``--env`` ids, each known, none twice (None when none was given)."""
+    if not given:
+        return None
+    twice = sorted({env_id for env_id in given if given.count(env_id) > 1})
+    if twice:
+        raise UsageError(f"--env {twice[0]} is given twice: name each env once")
+    return [check_env_id(env_id) for env_id in given]
 
 
 # ------------------------------------------------------------------ shared options
@@ -141,18 +233,22 @@ def _tasks(text: str | None) -> Any:
 def _add_agent_options(parser: argparse.ArgumentParser, *agents: tuple[str, str]) -> None:
     """One option per (name, default agent), and the options of served models."""
     for name, default in agents:
-        parser.add_argument(f"--{name}", default=default,
-                            help="oracle, random, noisy-oracle[:P] (a random action with probability P), "
-                                 "budget-aware[:P] (noisy, but careful once a revealed budget runs low), "
-                                 "or openai:MODEL (a served model)")
+        parser.add_argument(f"--{name}", default=default, help=agent_forms())
     chat = parser.add_argument_group("served models (openai:MODEL)")
     chat.add_argument("--base-url", default=None, help="the server's OpenAI-compatible root, e.g. "
                       "http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)")
     chat.add_argument("--api-key", default=None, help="the API key (default: $OPENAI_API_KEY; local servers "
                       "ignore it)")
-    chat.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (pass@k with k > 1 "
-                      "wants it above 0)")
-    chat.add_argument("--max-tokens", type=int, default=None, help="cap on each reply (default: the server's)")
+    chat.add_argument("--temperature", type=float_in(0.0, 2.0), default=0.7, help="sampling temperature (pass@k "
+                      "with k > 1 wants it above 0)")
+    chat.add_argument("--max-tokens", type=int_in(1), default=None, help="cap on each reply (default: the server's)")
+    chat.add_argument("--timeout", type=float_in(0.0, above=True), default=DEFAULT_TIMEOUT,
+                      help="seconds a request waits for the server's next bytes before it is retried")
+    chat.add_argument("--max-retries", type=int_in(0, 100), default=DEFAULT_MAX_RETRIES,
+                      help="retries of a failed or timed-out request before the run stops with one line "
+                           "(a stalled server costs (retries + 1) x timeout a turn)")
+    chat.add_argument("--stream", action="store_true", help="read replies as they are generated (the timeout "
+                      "then bounds the wait between chunks, not a whole long reply)")
     chat.add_argument("--tool-mode", choices=("auto", "native", "text"), default="auto",
                       help="native: tools in the request; text: tools in the prompt, calls read from the reply "
                            "(for servers that drop tools, e.g. llama-cpp-python's default chat format); auto: "
@@ -162,15 +258,16 @@ def _add_agent_options(parser: argparse.ArgumentParser, *agents: tuple[str, str]
 
 def _agent(args: argparse.Namespace, spec: str) -> Any:
     return make_agent(spec, base_url=args.base_url, api_key=args.api_key, temperature=args.temperature,
-                      max_tokens=args.max_tokens, tool_mode=args.tool_mode) if spec.startswith("openai:") \
-        else make_agent(spec)
+                      max_tokens=args.max_tokens, tool_mode=args.tool_mode, timeout=args.timeout,
+                      max_retries=args.max_retries, stream=args.stream)
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=0, help="the run's seed: every episode's seed derives from it")
+    parser.add_argument("--seed", type=seed_argument, default=0,
+                        help="the run's seed: every episode's seed derives from it")
     parser.add_argument("--executor", choices=EXECUTORS, default=None,
                         help="where episodes run (default: threads for a served model, else serial)")
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--workers", type=int_in(1, 1024), default=None,
                         help="threads (default 8), processes or Ray CPUs (default: all cores)")
     parser.add_argument("--ray-address", default=None, help="an existing Ray cluster (default: start a local one)")
     parser.add_argument("--ray-logs", action="store_true", help="show Ray's own log lines")
@@ -178,9 +275,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _executor(args: argparse.Namespace, *agent_specs: str) -> Any:
-    name = args.executor or ("threads" if any(s.startswith("openai:") for s in agent_specs) else "serial")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    name = args.executor or ("threads" if any(is_served(s) for s in agent_specs) else "serial")
     return make_executor(name, args.workers, args.ray_address, verbose=args.ray_logs)
 
 
@@ -189,22 +284,36 @@ def _failure(message: Any, code: int) -> int:
     return code
 
 
+def run_command(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a verb of the ``budgetgym`` command: a user's error is one line (exit 2), a failure while
+    running one line (exit 1: a missing extra, a backend that cannot run here, a server that cannot
+    be reached), Ctrl-C a note that the finished work is kept (exit 130): never a traceback."""
+    import gymnasium as gym
+
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        print("\nbudgetgym: interrupted; what finished is kept: run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except MissingExtra as err:
+        return _failure(err, EXIT_MISSING_EXTRA)
+    except (AgentError, ExecutorError, BackendUnavailable, SweepLockedError) as err:
+        return _failure(err, EXIT_FAILURE)
+    except KeyError as err:  # a KeyError's str() is the repr of its argument
+        return _failure(err.args[0] if err.args else err, EXIT_USAGE)
+    except OSError as err:  # a path the user named (a read-only folder, a full device), or the network
+        if err.filename is not None:
+            return _failure(f"{err.filename}: {err.strerror or err}", EXIT_USAGE)
+        return _failure(err, EXIT_FAILURE)
+    except (ValueError, ImportError, gym.error.Error) as err:
+        return _failure(err, EXIT_USAGE)
+
+
 def _handled(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Report a user's error as one line (exit 2), a failure while running as one line (exit 1), and
-    Ctrl-C as a note that the finished work is kept (exit 130): never a traceback."""
+    """``command`` run through :func:`run_command` (its one-line errors and exit codes)."""
 
     def run(args: argparse.Namespace) -> int:
-        try:
-            return command(args)
-        except KeyboardInterrupt:
-            print("\nbudgetgym: interrupted; what finished is kept: run the same command to resume", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except (AgentError, ExecutorError, MissingExtra, SweepLockedError) as err:
-            return _failure(err, EXIT_FAILURE)
-        except KeyError as err:  # a KeyError's str() is the repr of its argument
-            return _failure(err.args[0] if err.args else err, EXIT_USAGE)
-        except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
-            return _failure(err, EXIT_USAGE)
+        return run_command(command, args)
 
     run.__doc__ = command.__doc__
     return run
@@ -212,24 +321,42 @@ def _handled(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 # ------------------------------------------------------------------ verbs
 
-_TABLES = ("rich.table", "terminal tables")
+_TABLES = ("rich.table", "terminal tables (--quiet leaves them out)")
 _PLOTS = ("matplotlib.figure", "PNG plots")
 _PROGRESS = ("rich.progress", "progress bars")
 _CHAT = ("openai", "the OpenAI-compatible chat agent")
 
 
-def _needs(args: argparse.Namespace, *agent_specs: str, plots: bool = True) -> None:
-    """Every extra the command will use, checked before it starts."""
-    needed = [_PLOTS] if plots else []
+def _needs(args: argparse.Namespace, *agent_specs: str, plots: bool = True) -> bool:
+    """Every extra the command will use, checked before it starts; returns whether the plots can be
+    written. Plots and progress bars are what an install without the eval extra leaves out, saying
+    so (the episodes, JSON and CSV need no extra); tables (without --quiet), a served model and Ray
+    are refused in one line when their package is missing."""
+    needed = []
     if not getattr(args, "quiet", False):
         needed.append(_TABLES)
-    if not getattr(args, "no_progress", True):
-        needed.append(_PROGRESS)
-    if any(spec.startswith("openai:") for spec in agent_specs):
+    if any(is_served(spec) for spec in agent_specs):
         needed.append(_CHAT)
     if getattr(args, "executor", None) == "ray":
         needed.append(("ray", "the Ray executor"))
     check_extras(*needed)
+    if not getattr(args, "no_progress", True) and not _available(*_PROGRESS):
+        print("budgetgym: note: no progress bars (the 'rich' package is missing: pip install 'budgetgym[eval]')",
+              file=sys.stderr)
+        args.no_progress = True
+    if plots and not _available(*_PLOTS):
+        print("budgetgym: note: the plots are left out (the 'matplotlib' package is missing: "
+              "pip install 'budgetgym[eval]'); the episodes, JSON and CSV are written", file=sys.stderr)
+        return False
+    return plots
+
+
+def _available(module: str, what: str) -> bool:
+    try:
+        require(module, what)
+    except MissingExtra:
+        return False
+    return True
 
 
 @_handled
@@ -239,16 +366,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from budgetgym.eval.report import print_summary, summarize, write_report
     from budgetgym.eval.sweep import run_sweep
 
-    env_ids = [check_env_id(e) for e in args.env] if args.env else default_env_ids()
+    env_ids = _env_ids(args.env) or default_env_ids()
     if not env_ids:
         raise UsageError("no environment registered; name one with --env")
     ks = args.k or list(DEFAULT_KS)  # report and compare infer their grid; eval runs the default one
-    budgets = args.budgets or list(DEFAULT_BUDGETS)
+    budgets = args.budgets or list(DEFAULT_BUDGETS_BY_UNIT[args.unit])
     out = out_folder(args.out)
     episodes_path = out / "episodes.jsonl"
     agent = _agent(args, args.agent)
     executor = _executor(args, args.agent)
-    _needs(args, args.agent)
+    plots = _needs(args, args.agent)
     started = time.perf_counter()
     ran = 0
     splits: set[str] = set()
@@ -256,7 +383,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for env_id in env_ids:
             result = run_sweep(env_id, agent, tasks=_tasks(args.tasks), k=ks, budgets=budgets,
                                reveal=args.reveal, seed=args.seed, executor=executor, out=episodes_path, n=args.n,
-                               shortcut=not args.no_shortcut, progress=not args.no_progress)
+                               shortcut=not args.no_shortcut, progress=not args.no_progress, unit=args.unit)
             ran += result.ran
             splits.update(result.splits)
             if result.duplicates_dropped:
@@ -273,7 +400,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     records = [r for r in read_records(episodes_path) if r["env"] in wanted and r["agent"] == agent.name
                and r["reveal"] in args.reveal]
     summary = summarize(records, budgets, ks)
-    files = write_report(summary, out)
+    files = write_report(summary, out, plots=plots)
     if not args.quiet:
         print_summary(summary)
     elapsed = time.perf_counter() - started
@@ -290,9 +417,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     path = episodes_file(args.episodes)
     out = out_folder(args.out) if args.out else path.parent
-    _needs(args)
+    plots = _needs(args)
     summary = summarize(read_records(path), args.budgets, args.k)
-    files = write_report(summary, out)
+    files = write_report(summary, out, plots=plots)
     if not args.quiet:
         print_summary(summary)
     print("wrote " + ", ".join(str(p) for p in files.values()))
@@ -313,7 +440,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     path_a, path_b = episodes_file(args.a), episodes_file(args.b)
     out = out_folder(args.out)
-    _needs(args)
+    plots = _needs(args)
     records_a, records_b = read_records(path_a), read_records(path_b)
     for path, records in ((path_a, records_a), (path_b, records_b)):
         if not records:
@@ -323,7 +450,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if label_a == label_b:
         label_a, label_b = f"{label_a} (A)", f"{label_b} (B)"
     comparison = compare(records_a, records_b, label_a=label_a, label_b=label_b, budgets=args.budgets, ks=args.k)
-    files = write_comparison(comparison, out)
+    files = write_comparison(comparison, out, plots=plots)
     if not args.quiet:
         print_comparison(comparison)
     print("wrote " + ", ".join(str(p) for p in files.values()))
@@ -379,7 +506,7 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
     import budgetgym
     from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
 
-    env_ids = [check_env_id(e) for e in args.env] if args.env else [entry.id for entry in budgetgym.REGISTRY]
+    env_ids = _env_ids(args.env) or [entry.id for entry in budgetgym.REGISTRY]
     out = out_folder(args.out)
     _needs(args, plots=False)
     results, unavailable = [], []
@@ -388,7 +515,7 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
             results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
                                              attempts=args.attempts, seed=args.seed, threshold=args.threshold,
                                              executor=_executor(args), progress=not args.no_progress))
-        except (ImportError, FileNotFoundError) as err:  # an adapter whose extra or data is missing
+        except (ImportError, FileNotFoundError, BackendUnavailable) as err:  # an extra, data or backend missing
             unavailable.append({"env": env_id, "unavailable": str(err)})
     path = _write_json(results + unavailable, out, "exploits.json")
     if not args.quiet:
@@ -400,6 +527,27 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
     if args.check and flagged:
         print("budgetgym: exploits beat the random agent: " + "; ".join(flagged), file=sys.stderr)
         return 1
+    return 0
+
+
+@_handled
+def cmd_probe_budget_awareness(args: argparse.Namespace) -> int:
+    """At the same caps, with and without the reveal: what each agent does with a budget it is told of
+    (success, turns used, answers given before the work is done, calls spent), per agent and env."""
+    from budgetgym.eval.probes import format_awareness_table, run_budget_awareness_probe
+
+    env_ids = _env_ids(args.env) or default_env_ids()
+    out = out_folder(args.out)
+    _needs(args, *args.agents, plots=False)
+    agents = [_agent(args, spec) for spec in args.agents]
+    result = run_budget_awareness_probe(env_ids, agents, tasks=_tasks(args.tasks), budgets=args.budgets or ["1x", "1.5x"],
+                                        unit=args.unit, announced=args.announced, attempts=args.attempts,
+                                        seed=args.seed, executor=_executor(args, *args.agents), out=out,
+                                        progress=not args.no_progress)
+    path = _write_json(result, out, "budget_awareness.json")
+    if not args.quiet:
+        print(format_awareness_table(result))
+    print(f"wrote {path}")
     return 0
 
 
@@ -419,7 +567,7 @@ def _first_env_with_failure_states() -> str:
 def _write_json(result: Any, out: Path, name: str) -> Path:
     path = out / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(result, indent=2) + "\n")
     return path
 
 
@@ -428,8 +576,8 @@ def _write_json(result: Any, out: Path, name: str) -> Path:
 
 def add_commands(subparsers: Any) -> None:
     """Add ``eval``, ``probe`` (``recovery``, ``action-quality``), ``report`` and ``compare``."""
-    grid = argparse.ArgumentParser(add_help=False)
-    grid.add_argument("--k", type=_int_list, default=None,
+    grid = Parser(add_help=False)
+    grid.add_argument("--k", type=_k_list, default=None,
                       help="the K of the grid, e.g. 1,2,4,8 (default: eval 1,2,4,8; report and compare: powers of "
                            "two up to the attempts run)")
     grid.add_argument("--budgets", type=_budget_list, default=None,
@@ -443,7 +591,7 @@ def add_commands(subparsers: Any) -> None:
     evaluate.add_argument("--env", action="append", default=None,
                           help="an env id (repeatable; default: every self-contained registered env)")
     _add_agent_options(evaluate, ("agent", "noisy-oracle"))
-    evaluate.add_argument("--n", type=int, default=None, help="attempts per task per budget (default: max K)")
+    evaluate.add_argument("--n", type=count_argument, default=None, help="attempts per task per budget (default: max K)")
     evaluate.add_argument("--reveal", type=_reveal_list, default="none",
                           help="reveal modes, comma-separated: none (the agent is not told T; one run serves every "
                                "T), total, remaining")
@@ -451,21 +599,24 @@ def add_commands(subparsers: Any) -> None:
                           help="a split (test, train, ...), all, a count (the first n of the default; more than it "
                                "holds is refused), or task ids a,b,c (default: the test split where the env has one)")
     evaluate.add_argument("--no-shortcut", action="store_true", help="under reveal=none, run every T separately")
+    evaluate.add_argument("--unit", choices=UNITS, default="turns",
+                          help="what the budgets count: turns, tool calls, or tokens of the agent's outputs")
     evaluate.add_argument("--out", default="runs/eval", help="folder for episodes.jsonl and the report")
     _add_run_options(evaluate)
     evaluate.set_defaults(func=cmd_eval)
 
     probe = subparsers.add_parser("probe", help="recovery and action-quality probes", formatter_class=Formatter,
                                   description="Recovery from mistakes, and the quality of single actions.")
-    probes = probe.add_subparsers(dest="probe", required=True, metavar="{recovery,action-quality,exploits}")
+    probes = probe.add_subparsers(dest="probe", required=True,
+                                  metavar="{recovery,action-quality,exploits,budget-awareness}")
     recovery = probes.add_parser("recovery", help="recovery from curated failure states vs matched clean states",
                                  description=cmd_probe_recovery.__doc__, formatter_class=Formatter)
     recovery.add_argument("--env", default=None, help="an env id (default: the first registered env with failure "
                           "states)")
     _add_agent_options(recovery, ("agent", "noisy-oracle"))
-    recovery.add_argument("--kinds", type=lambda t: t.split(","), default=None,
+    recovery.add_argument("--kinds", type=_name_list, default=None,
                           help="failure kinds, comma-separated (default: all)")
-    recovery.add_argument("--attempts", type=int, default=8, help="episodes per state and arm")
+    recovery.add_argument("--attempts", type=count_argument, default=8, help="episodes per state and arm")
     recovery.add_argument("--out", default="runs/probe", help="folder for recovery.json and its episodes (resumable)")
     recovery.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(recovery)
@@ -476,7 +627,7 @@ def add_commands(subparsers: Any) -> None:
     quality.add_argument("--env", default=None, help="an env id (default: the first registered env)")
     _add_agent_options(quality, ("agent-a", "noisy-oracle"), ("agent-b", "oracle"), ("reference", "noisy-oracle"))
     quality.add_argument("--tasks", default="5", help="the states are the oracle's path on these tasks (as eval's)")
-    quality.add_argument("--rollouts", type=int, default=8, help="continuations per action")
+    quality.add_argument("--rollouts", type=count_argument, default=8, help="continuations per action")
     quality.add_argument("--out", default="runs/probe", help="folder for action_quality.json and its states "
                          "(resumable)")
     quality.add_argument("--quiet", action="store_true", help="no tables on the terminal")
@@ -487,14 +638,32 @@ def add_commands(subparsers: Any) -> None:
                                  description=cmd_probe_exploits.__doc__, formatter_class=Formatter)
     exploits.add_argument("--env", action="append", default=None, help="an env id (repeatable; default: every id)")
     exploits.add_argument("--tasks", default=None, help="a split, a count (the first n tasks of the default), or task ids a,b,c")
-    exploits.add_argument("--sample", type=int, default=None, help="a seeded sample of that many of those tasks")
-    exploits.add_argument("--attempts", type=int, default=1, help="episodes per task and agent")
-    exploits.add_argument("--threshold", type=float, default=0.05, help="largest allowed excess over random")
+    exploits.add_argument("--sample", type=int_in(1), default=None, help="a seeded sample of that many of those tasks")
+    exploits.add_argument("--attempts", type=count_argument, default=1, help="episodes per task and agent")
+    exploits.add_argument("--threshold", type=float_in(0.0, 1.0), default=0.05, help="largest allowed excess over random")
     exploits.add_argument("--check", action="store_true", help="exit 1 when an exploit beats the threshold")
     exploits.add_argument("--out", default="runs/probe", help="folder for exploits.json")
     exploits.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(exploits)
     exploits.set_defaults(func=cmd_probe_exploits)
+
+    awareness = probes.add_parser("budget-awareness", help="what agents do with a budget they are told of",
+                                  description=cmd_probe_budget_awareness.__doc__, formatter_class=Formatter)
+    awareness.add_argument("--env", action="append", default=None,
+                           help="an env id (repeatable; default: every self-contained registered env)")
+    awareness.add_argument("--agents", type=_name_list, default=["noisy-oracle:0.5", "budget-aware:0.5"],
+                           help="agents, comma-separated (" + agent_forms() + ")")
+    _add_agent_options(awareness)
+    awareness.add_argument("--budgets", type=_budget_list, default=None, help="the caps (default: 1x,1.5x)")
+    awareness.add_argument("--unit", choices=UNITS, default="turns", help="what the caps count")
+    awareness.add_argument("--announced", choices=("remaining", "total"), default="remaining",
+                           help="the reveal compared with none")
+    awareness.add_argument("--tasks", default="5", help="a split, a count or task ids a,b,c (as eval's)")
+    awareness.add_argument("--attempts", type=count_argument, default=2, help="episodes per task, cap and mode")
+    awareness.add_argument("--out", default="runs/probe", help="folder for budget_awareness.json and its episodes")
+    awareness.add_argument("--quiet", action="store_true", help="no tables on the terminal")
+    _add_run_options(awareness)
+    awareness.set_defaults(func=cmd_probe_budget_awareness)
 
     report = subparsers.add_parser("report", parents=[grid], help="tables, JSON, CSV and plots from episodes",
                                    description=cmd_report.__doc__, formatter_class=Formatter)

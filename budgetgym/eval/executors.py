@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import gymnasium as gym
 
+from budgetgym.core.env import TextEnv, check_backend
 from budgetgym.core.extras import require
 from budgetgym.core.jsonl import Record
 from budgetgym.core.limits import is_watchdog
@@ -516,15 +517,39 @@ def _close_named() -> None:
     _NAMED.clear()
 
 
+#: The setups (by ``env_key``) whose backend was checked in this process.
+_CHECKED: set[str] = set()
+
+
+def check_setup(setup: WorkerSetup) -> None:
+    """Refuse a broken backend before jobs fan out: the env is made here once per setup and
+    process, and its ``check_backend`` raises ``BackendUnavailable`` (one line: cause and fix)
+    where the backend cannot run, so no worker plays an episode that could only score 0."""
+    key = setup.env_key
+    if key in _CHECKED:
+        return
+    env = gym.make(setup.env_spec, **setup.env_kwargs)
+    try:
+        if isinstance(env.unwrapped, TextEnv):  # other Gymnasium envs have no backend hook
+            check_backend(env)
+    finally:
+        env.close()
+    _CHECKED.add(key)
+
+
 def run_jobs(executor: Any, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterable[Record]:
     """Run ``jobs`` with ``executor`` (an executor object or its name; a named one is made once per
-    process and kept, with its workers and envs, for the next call)."""
+    process and kept, with its workers and envs, for the next call), the backend checked first."""
+    if jobs:
+        check_setup(setup)
     return _executor(executor).map(work, setup, jobs)
 
 
 def run_job_batches(executor: Any, work: Work, setup: WorkerSetup, jobs: Sequence[Job]) -> Iterable[list[Record]]:
     """As :func:`run_jobs`, the records in the batches they arrive in (an executor object of
     another kind, with ``map`` alone, gives batches of one)."""
+    if jobs:
+        check_setup(setup)
     executor = _executor(executor)
     if hasattr(executor, "map_chunks"):
         return executor.map_chunks(work, setup, jobs)

@@ -175,8 +175,8 @@ def write_report(summary: Mapping[str, Any], out_dir: str | Path, *, plots: bool
     return files
 
 
-def write_comparison(comparison: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
-    """comparison.json, comparison.csv and difference_heatmap.png in ``out_dir``."""
+def write_comparison(comparison: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
+    """comparison.json, comparison.csv and difference_heatmap.png (unless ``plots=False``) in ``out_dir``."""
     import json
 
     out = Path(out_dir)
@@ -184,7 +184,8 @@ def write_comparison(comparison: Mapping[str, Any], out_dir: str | Path) -> dict
     files = {"json": out / "comparison.json", "csv": out / "comparison.csv"}
     files["json"].write_text(json.dumps(comparison, indent=2) + "\n", encoding="utf-8")
     write_csv(comparison, files["csv"])
-    files["heatmap"] = plot_difference_heatmaps(comparison, out / "difference_heatmap.png")
+    if plots:
+        files["heatmap"] = plot_difference_heatmaps(comparison, out / "difference_heatmap.png")
     return files
 
 

@@ -13,7 +13,8 @@ One row per task, built without resetting the env per task (``TextEnv.initial_ob
 ``env_kwargs``     ... and the ``gym.make`` arguments that rebuild the env (``split``), as JSON
                    text: ``gym.make(row["env_id"], **json.loads(row["env_kwargs"]))``
 ``task_id``        the task; ``reset(seed=seed, options={"task_id": task_id})`` starts it
-``seed``           the episode seed
+``seed``           the episode seed: the export's seed plus the row's index, so each row's episode
+                   (and a ``BudgetMix`` cap drawn from it) is its own, reproducibly
 ``split``          the task's split
 ``full_budget``    the task's full budget; ``oracle_turns`` the oracle's turn count
 ``tool_mode``      ``"text"`` or ``"native"``: how ``prompt`` presents the tools
@@ -37,8 +38,9 @@ from typing import Any, Iterator, Sequence
 import gymnasium as gym
 
 from budgetgym.chat import system_prompt
-from budgetgym.core.env import text_env
-from budgetgym.core.jsonl import write_jsonl
+from budgetgym.core.env import check_backend, text_env
+from budgetgym.core.extras import require
+from budgetgym.core.jsonl import write_bytes, write_jsonl
 
 FORMATS = ("jsonl", "parquet")
 TOOL_MODES = ("text", "native")
@@ -55,11 +57,13 @@ def task_rows(env_id: str, *, split: str | None = None, seed: int = 0, tool_mode
     env_kwargs: dict[str, Any] = {"split": split} if split is not None else {}
     env = gym.make(env_id, **env_kwargs)
     try:
+        check_backend(env)  # a row whose env cannot run here would train on zeros
         base = text_env(env)
         tasks = base.tasks if task_ids is None else base.tasks.select(task_ids=task_ids)
         tasks = tasks if limit is None else tasks[:limit]
         for index, task in enumerate(tasks):
-            observation, tools = base.initial_observation(task, seed)
+            row_seed = seed + index
+            observation, tools = base.initial_observation(task, row_seed)
             prompt = [{"role": "system", "content": system_prompt(base.instructions, tools, native=tool_mode == "native")},
                       {"role": "user", "content": observation}]
             yield {
@@ -70,7 +74,7 @@ def task_rows(env_id: str, *, split: str | None = None, seed: int = 0, tool_mode
                 "env_id": env_id,
                 "env_kwargs": json.dumps(env_kwargs),
                 "task_id": task.id,
-                "seed": seed,
+                "seed": row_seed,
                 "split": task.split,
                 "full_budget": task.max_turns,
                 "oracle_turns": task.oracle_turns,
@@ -78,7 +82,7 @@ def task_rows(env_id: str, *, split: str | None = None, seed: int = 0, tool_mode
                 "reward_model": {"style": "env", "ground_truth": task.id},
                 "extra_info": {"index": index, "task_id": task.id, "interaction_kwargs": {
                     "name": ENV_CLASS, "env_id": env_id, "env_kwargs": json.dumps(env_kwargs), "task_id": task.id,
-                    "seed": seed}},
+                    "seed": row_seed}},
             }
     finally:
         env.close()
@@ -89,22 +93,23 @@ def export_tasks(env_id: str, out: str | Path, *, format: str | None = None, spl
     """Write the rows of ``env_id``'s tasks to ``out`` as JSONL or parquet; returns the row count.
 
     ``format`` defaults from the suffix (``.parquet``, else JSONL). Parquet needs ``pyarrow``
-    (``pip install budgetgym[integrations]``). Nothing is written when the env cannot be made.
+    (``pip install budgetgym[integrations]``). Nothing is written when the env cannot be made or its
+    backend cannot run here. ``out`` is replaced atomically when it is a regular file (or absent),
+    written to as it is when it is a device or a pipe (``/dev/stdout``), and refused otherwise; its
+    folder must exist.
     """
     path = Path(out)
     format = format or ("parquet" if path.suffix == ".parquet" else "jsonl")
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
     if format == "parquet":
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise ImportError("parquet export needs pyarrow: pip install 'budgetgym[integrations]'") from None
+        pa = require("pyarrow", "parquet export")
+        pq = require("pyarrow.parquet", "parquet export")
     rows = list(task_rows(env_id, split=split, seed=seed, tool_mode=tool_mode, limit=limit))
-    path.parent.mkdir(parents=True, exist_ok=True)
     if format == "jsonl":
         write_jsonl(path, rows)
     else:
-        pq.write_table(pa.Table.from_pylist(rows), path)
+        buffer = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pylist(rows), buffer)
+        write_bytes(path, buffer.getvalue().to_pybytes())
     return len(rows)

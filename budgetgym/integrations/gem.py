@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from budgetgym.core.extras import MissingExtra
+
 try:
     import gem
 except ImportError as err:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the GEM adapter needs gem-llm: pip install 'budgetgym[integrations]'") from err
+    raise MissingExtra("integrations", "the GEM adapter", missing="gem-llm") from err
 
 import budgetgym
 from budgetgym.chat import system_prompt
@@ -48,17 +50,27 @@ class BudgetgymGemEnv(gem.Env):
         self.budgetgym_id = budgetgym_id
         self.env = spec.make(budgetgym_id, **env_kwargs)
         self._next_seed = seed
+        self._final_info: dict[str, Any] | None = None
 
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        """A new episode. The constructor's seed serves the first reset only, whether or not that
+        one is given a seed; an unseeded reset after it draws the next task from the env's
+        generator. After an episode ended, ``info["final_info"]`` is that episode's last info
+        (``success`` in it): GEM's same-step autoreset returns the reset's info in place of the
+        finished step's."""
         if seed is None:
-            seed, self._next_seed = self._next_seed, None
+            seed = self._next_seed
+        self._next_seed = None
         observation, info = self.env.reset(seed=seed)
+        if self._final_info is not None:
+            info["final_info"], self._final_info = self._final_info, None
         base = text_env(self.env)
         prompt = system_prompt(base.instructions, info["tools"], native=False)
         return f"{prompt}\n\n{observation}", info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
+        self._final_info = dict(info) if terminated or truncated else None
         return observation, float(reward), bool(terminated), bool(truncated), info
 
     def sample_random_action(self) -> str:

@@ -21,11 +21,13 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from budgetgym.core.extras import MissingExtra
+
 try:
     import skyrl_gym
     from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 except ImportError as err:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the SkyRL adapter needs skyrl-gym: pip install 'budgetgym[integrations]'") from err
+    raise MissingExtra("integrations", "the SkyRL adapter", missing="skyrl-gym") from err
 
 from budgetgym.integrations.episode import BudgetSpec, ChatEpisode
 

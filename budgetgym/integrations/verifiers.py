@@ -25,12 +25,14 @@ import json
 from collections.abc import Iterator
 from typing import Literal
 
+from budgetgym.core.extras import MissingExtra
+
 try:
     import verifiers.v1 as vf
     from verifiers.v1.harnesses.null import NullHarnessConfig
     from verifiers.v1.runtimes import SubprocessConfig
 except ImportError as err:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the verifiers adapter needs verifiers: pip install 'budgetgym[integrations]'") from err
+    raise MissingExtra("integrations", "the verifiers adapter", missing="verifiers") from err
 
 from budgetgym.integrations.episode import BudgetSpec, ChatEpisode
 from budgetgym.integrations.export import task_rows

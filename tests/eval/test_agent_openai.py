@@ -75,8 +75,41 @@ def test_server_errors_are_retried():
     with ChatServer() as server:
         server.reply(error("overloaded"), 500).reply(error("unavailable"), 503).reply(error("slow down"), 429)
         server.reply(completion(tool_calls=[("add", {"n": 2})]))
-        result = play_episode(gym.make(TOY_ID), agent_for(server), seed=0, options={"task_id": "toy-00"})
+        result = play_episode(gym.make(TOY_ID), agent_for(server, max_retries=3), seed=0,
+                              options={"task_id": "toy-00"})
     assert result.success and len(server.requests) == 4
+
+
+def test_a_stalled_server_costs_its_retries_then_one_clear_line():
+    with ChatServer() as server:
+        server.stall().stall()
+        with pytest.raises(AgentError, match=r"did not answer within 0.2 s, 2 tries in a row.*--timeout") as err:
+            play_episode(gym.make(TOY_ID), agent_for(server, timeout=0.2, max_retries=1), seed=0,
+                         options={"task_id": "toy-00"})
+    assert len(server.requests) == 2 and "\n" not in str(err.value)
+
+
+def test_the_defaults_bound_a_stalled_turn_to_about_a_minute():
+    agent = OpenAIChatAgent(MODEL)
+    tries = agent.max_retries + 1
+    assert tries * agent.timeout + agent.backoff * (2 ** agent.max_retries - 1) <= 75
+
+
+@pytest.mark.parametrize("mode", ["native", "text"])
+def test_a_streamed_reply_plays_as_the_whole_one(mode):
+    """The test server sends the reply as server-sent events (one delta, the finish, the usage)."""
+    reply = completion(tool_calls=[("add", {"n": 3})]) if mode == "native" else \
+        completion('<tool_call>{"name": "add", "arguments": {"n": 3}}</tool_call>')
+    with ChatServer() as server:
+        server.reply(reply).reply(reply)
+        agent = agent_for(server, tool_mode=mode, stream=True)
+        result = play_episode(gym.make(TOY_ID), agent, seed=0, options={"task_id": "toy-04"})
+    assert result.success and result.turns == 2
+    assert all(request["stream"] is True for request in server.requests)
+    assert agent.last_turn["completion_tokens"] == reply["usage"]["completion_tokens"]
+    if mode == "native":
+        assert server.requests[1]["messages"][2]["tool_calls"][0]["function"] == {"name": "add",
+                                                                                  "arguments": '{"n": 3}'}
 
 
 def test_persistent_server_errors_give_up_with_a_clear_error():

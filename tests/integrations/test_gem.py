@@ -64,3 +64,31 @@ def test_the_constructor_seed_serves_the_first_reset():
     first = BudgetgymGemEnv("budgetgym/FunctionCalling-v0", seed=11, split="test")
     other = BudgetgymGemEnv("budgetgym/FunctionCalling-v0", split="test")
     assert first.reset()[0] == other.reset(seed=11)[0]
+
+
+def test_an_unseeded_reset_draws_a_new_task_after_a_seeded_one():
+    env = BudgetgymGemEnv("budgetgym/FunctionCalling-v0", seed=7, budget_mix=(0.25, 0.5, 1.0))
+    _, first = env.reset(seed=7)
+    drawn = [env.reset()[1] for _ in range(6)]
+    # Before, the first unseeded reset replayed the constructor's seed: the same task and cap again.
+    assert (drawn[0]["task_id"], drawn[0]["budget"]) != (first["task_id"], first["budget"])
+    assert len({info["task_id"] for info in drawn}) > 1
+    env.close()
+
+
+def test_success_survives_gems_same_step_autoreset(probe):
+    register_gem()
+    envs = gem.make_vec([probe.env_id], vec_kwargs=[{"task_ids": [probe.task_id]}])
+    envs.reset(seed=[3])
+    policy = OracleChatPolicy(probe.env_id, probe.task_id, 3)
+    actions = []
+    while True:
+        actions.append(policy.next_action(actions))
+        _, rewards, terminated, truncated, infos = envs.step([actions[-1]])
+        if terminated[0] or truncated[0]:
+            break
+    assert terminated[0] and rewards[0] == 1.0
+    # The vector env already reset: infos[0] is the new episode's; the finished one's is kept in it.
+    assert infos[0]["turn"] == 0 and infos[0]["final_info"]["success"] is True
+    envs.envs[0].close()
+    policy.close()

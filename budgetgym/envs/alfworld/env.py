@@ -66,9 +66,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gymnasium.error import DependencyNotInstalled
-
-from budgetgym.core import Action, Outcome, Task, TaskSet, TextEnv, ToolCall, full_budget
+from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TaskSet, TextEnv, ToolCall, full_budget
+from budgetgym.core.extras import MissingExtra
 from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
 from budgetgym.envs.navigation.tools.command import TOOL as COMMAND
@@ -85,7 +84,7 @@ INSTALL = ("pip install 'budgetgym[alfworld]' (alfworld and textworld[pddl], whi
            "then run alfworld-download and set ALFWORLD_DATA to the folder it filled")
 
 
-class ALFWorldNotInstalled(DependencyNotInstalled, ImportError):
+class ALFWorldNotInstalled(MissingExtra):
     """ALFWorld, its PDDL planner or its data is missing: the message says which, and what to do."""
 
 
@@ -93,20 +92,25 @@ def _require(data_dir: str | None) -> Path:
     try:
         import alfworld  # noqa: F401
     except ImportError as err:
-        raise ALFWorldNotInstalled(f"budgetgym/ALFWorld-v0 needs ALFWorld: {INSTALL} ({err})") from err
+        raise ALFWorldNotInstalled("alfworld", "budgetgym/ALFWorld-v0", missing="ALFWorld", install=INSTALL,
+                                   detail=str(err)) from err
     try:
         import fast_downward  # noqa: F401
     except ImportError as err:
         raise ALFWorldNotInstalled(
-            "budgetgym/ALFWorld-v0 needs TextWorld's PDDL engine: pip install 'budgetgym[alfworld]' (its "
-            f"textworld[pddl] builds fast-downward-textworld: a C++ compiler, cmake and make) ({err})") from err
+            "alfworld", "budgetgym/ALFWorld-v0", missing="TextWorld's PDDL engine",
+            install="pip install 'budgetgym[alfworld]' (its textworld[pddl] builds fast-downward-textworld: a C++ "
+                    "compiler, cmake and make)", detail=str(err)) from err
     folder = data_dir or os.environ.get("ALFWORLD_DATA")
     if not folder:
-        raise ALFWorldNotInstalled(f"budgetgym/ALFWorld-v0 needs ALFWorld's games: {INSTALL}; ALFWORLD_DATA is not set")
+        raise ALFWorldNotInstalled("alfworld", "budgetgym/ALFWorld-v0", missing="ALFWorld's games",
+                                   install=INSTALL, detail="ALFWORLD_DATA is not set")
     root = Path(os.path.expandvars(folder)).expanduser() / DATA_SUBDIR
     if not root.is_dir():
-        raise ALFWorldNotInstalled(f"budgetgym/ALFWorld-v0: no {DATA_SUBDIR} folder in ALFWORLD_DATA={folder}; "
-                                   f"run alfworld-download (or point ALFWORLD_DATA at the folder it filled)")
+        raise ALFWorldNotInstalled("alfworld", "budgetgym/ALFWorld-v0",
+                                   missing=f"a {DATA_SUBDIR} folder in ALFWORLD_DATA",
+                                   install="run alfworld-download (or point ALFWORLD_DATA at the folder it filled)",
+                                   detail=f"no {DATA_SUBDIR} folder in ALFWORLD_DATA={folder}")
     return root
 
 
@@ -142,7 +146,8 @@ def load_games(root: Path) -> TaskSet:
             "max_turns": full_budget(oracle_turns),
         })
     if not records:
-        raise ALFWorldNotInstalled(f"budgetgym/ALFWorld-v0: no solvable games under {root}; run alfworld-download")
+        raise ALFWorldNotInstalled("alfworld", "budgetgym/ALFWorld-v0", missing="solvable games",
+                                   install="run alfworld-download", detail=f"none under {root}")
     return TaskSet(records)
 
 
@@ -347,6 +352,16 @@ class ALFWorldEnv(TextEnv):
         engines = _Engines()
         weakref.finalize(self, _release, engines._by_game)  # a collected env's engines go idle too
         return engines
+
+    def check_backend(self) -> None:
+        """The engine loads the first task's game (TextWorld's PDDL engine and the planner)."""
+        try:
+            self._engines.get(self.tasks[0]["game_file"])
+        except Exception as err:  # the engine's failures (a planner that did not build, a bad game) vary
+            raise BackendUnavailable(
+                f"budgetgym/ALFWorld-v0: the engine did not load a game ({type(err).__name__}: "
+                f"{' '.join(str(err).split())[:200]}); reinstall with pip install 'budgetgym[alfworld]' "
+                "(a C++ compiler, cmake and make build its planner)") from err
 
     def _load_task(self, task: Task, seed: int) -> str:
         self._episode, self._commands = object(), []

@@ -101,7 +101,7 @@ import json
 from typing import Any, Iterable, Mapping
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
-from budgetgym.core.env import Outcome, TextEnv
+from budgetgym.core.env import BackendUnavailable, Outcome, TextEnv
 from budgetgym.core.tasks import Task, TaskSet
 from budgetgym.core.tools import Tool
 from budgetgym.core.limits import Limits
@@ -173,6 +173,17 @@ class BFCLEnv(TextEnv):
         self._configs: dict[str, dict[str, bytes]] = {}  # each task's pickled configs, for the backend's copies
 
     # ------------------------------------------------------------------ TextEnv's part
+
+    def check_backend(self) -> None:
+        """bfcl-eval's data is where the package says: its multi-turn files and function docs."""
+        upstream = self._upstream
+        missing = [name for name in upstream.func_doc_files.values()
+                   if not (upstream.data_dir / "multi_turn_func_doc" / name).is_file()]
+        if not upstream.data_dir.is_dir() or missing:
+            raise BackendUnavailable(
+                f"budgetgym/BFCL-v0: bfcl-eval's data is incomplete under {upstream.data_dir} "
+                f"({len(missing)} function docs missing); reinstall it: pip install --force-reinstall --no-deps "
+                "bfcl-eval mpmath")
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.

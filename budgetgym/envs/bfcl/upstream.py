@@ -17,13 +17,13 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any, Callable, Mapping
 
-from gymnasium.error import DependencyNotInstalled
+from budgetgym.core.extras import MissingExtra
 
 INSTALL_COMMAND = "pip install --no-deps bfcl-eval mpmath"
 
 
-class BFCLNotInstalled(DependencyNotInstalled, ImportError):
-    """bfcl-eval (or mpmath) is missing: Gymnasium's error for a missing extra, and an ImportError."""
+class BFCLNotInstalled(MissingExtra):
+    """bfcl-eval (or mpmath) is missing: the message gives the install command."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,8 @@ def load_upstream() -> Upstream:
         from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
         from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker, multi_turn_utils
     except ImportError as err:
-        raise BFCLNotInstalled(
-            f"budgetgym/BFCL-v0 needs the bfcl-eval package and mpmath ({err}). "
-            f"Install them with: {INSTALL_COMMAND}"
-        ) from err
+        raise BFCLNotInstalled("bfcl", "budgetgym/BFCL-v0", missing="the bfcl-eval package and mpmath",
+                               install=INSTALL_COMMAND, detail=str(err)) from err
     return Upstream(
         data_dir=Path(str(importlib.resources.files("bfcl_eval") / "data")),
         version_prefix=category_mapping.VERSION_PREFIX,

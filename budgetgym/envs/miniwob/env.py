@@ -219,6 +219,7 @@ class MiniWoBEnv(TextEnv):
         "with type(ref=n, text=\"...\"). The episode ends when the page judges the task done."
     )
     exploit_upstream = "judged by MiniWoB++'s own task pages (their JavaScript scores each episode)"
+    exploits = {"click-everything": "budgetgym.eval.exploits.miniwob:ClickEverything"}
     exploit_sample = 12  # one episode per task: each is a page load in a real browser
 
     def __init__(self, task: str | None = None, split: str | None = None, task_ids: list[str] | None = None,

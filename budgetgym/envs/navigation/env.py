@@ -59,7 +59,7 @@ import random
 from collections import OrderedDict
 from typing import Any, ClassVar, Sequence
 
-from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall
+from budgetgym.core import Action, BackendUnavailable, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall
 from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
 from budgetgym.envs.navigation import games
@@ -167,6 +167,15 @@ class NavigationEnv(TextEnv):
         self._engine = engine
 
     # ------------------------------------------------------------------ the family's part
+
+    def check_backend(self) -> None:
+        """The engine loads the first task's game (TextWorld's story file in the Z-machine)."""
+        try:
+            self._engine_for(self.tasks[0])
+        except Exception as err:  # the Z-machine's and TextWorld's failures have no common base
+            raise BackendUnavailable(
+                f"budgetgym/Navigation-v0: the game engine did not load ({type(err).__name__}: "
+                f"{' '.join(str(err).split())[:200]}); reinstall with pip install 'budgetgym[navigation]'") from err
 
     def _load_task(self, task: Task, seed: int) -> str:
         self._engine = self._engine_for(task)

@@ -17,8 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gymnasium.error import DependencyNotInstalled
-
+from budgetgym.core.extras import MissingExtra
 from budgetgym.core.tasks import ASSETS
 
 GAMES_DIR = ASSETS / "navigation" / "games"
@@ -32,12 +31,11 @@ def require_textworld() -> None:
         import jericho  # noqa: F401
         import textworld  # noqa: F401
     except ImportError as err:
-        raise NavigationNotInstalled(
-            f"budgetgym/Navigation-v0 needs TextWorld: pip install 'budgetgym[navigation]' "
-            f"(or pip install 'textworld>=1.6'); import failed: {err}") from err
+        raise NavigationNotInstalled("navigation", "budgetgym/Navigation-v0", missing="TextWorld",
+                                     detail=f"import failed: {err}") from err
 
 
-class NavigationNotInstalled(DependencyNotInstalled, ImportError):
+class NavigationNotInstalled(MissingExtra):
     """TextWorld is missing: the message names the extra to install."""
 
 

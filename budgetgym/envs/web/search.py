@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
+from budgetgym.core.extras import MissingExtra
+
 if TYPE_CHECKING:
     from budgetgym.envs.web.catalogue import Product
 
@@ -54,7 +56,7 @@ class SearchIndex:
         try:
             import bm25s
         except ImportError as err:  # a base dependency of budgetgym's web extra
-            raise ImportError("the web shop's search needs bm25s: pip install 'budgetgym[web]'") from err
+            raise MissingExtra("web", "the web shop's search", missing="bm25s") from err
         self._ids = [p.id for p in products]
         corpus = [tokenize(p.search_text()) for p in products]
         self._bm25 = bm25s.BM25()

@@ -12,19 +12,22 @@ sees them). It warns when it falls back; ``tool_mode="text"`` skips the guesswor
 Every request is one that every OpenAI-compatible server accepts: an assistant message that made
 tool calls is replayed with ``"content": ""``, never ``null`` (llama-cpp-python answers ``null``
 with a 500 validation error). Transient failures (timeout, 429, 5xx, a malformed reply) are retried
-with exponential backoff; a wrong URL, key or model, a refused connection and a request the server
-rejects as invalid (a validation error, whatever the status code) fail at once with one line that
-says which. Each ``act`` leaves ``last_turn``: the mode (native or text), the latency, and the
-prompt and completion tokens where the server reports them.
+with exponential backoff, ``max_retries`` times (a stalled server costs a turn about a minute under
+the defaults); ``stream=True`` reads the reply as it comes. A wrong URL, key or model, a refused
+connection and a request the server rejects as invalid (a validation error, whatever the status
+code) fail at once with one line that says which. Each ``act`` leaves ``last_turn``: the mode
+(native or text), the latency, and the prompt and completion tokens where the server reports them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
 import warnings
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,6 +38,10 @@ from budgetgym.core.extras import require
 from budgetgym.eval.agents.base import AgentError
 
 TOOL_MODES = ("auto", *chat.TOOL_MODES)
+#: Seconds a request waits for the server's next bytes, and retries after a failed one: a stalled
+#: server costs a turn about a minute (3 x 20 s and the backoff), then one clear error.
+DEFAULT_TIMEOUT = 20.0
+DEFAULT_MAX_RETRIES = 2
 
 
 class OpenAIChatAgent:
@@ -49,9 +56,14 @@ class OpenAIChatAgent:
         max_tokens: the cap on each reply, or None for the server's default.
         tool_mode: ``"native"`` (tools in the request), ``"text"`` (tools in the prompt, actions
             as text), or ``"auto"`` (native, falling back to text if the server refuses tools).
-        max_retries: retries of a transient failure before giving up; ``backoff`` is the first
-            wait in seconds, doubled at each retry.
-        timeout: seconds per request.
+        max_retries: retries of a transient failure (a 5xx or 429, a lost connection, a request
+            past ``timeout``) before giving up; ``backoff`` is the first wait in seconds, doubled at
+            each retry.
+        timeout: seconds a request may wait for the server's next bytes. With the defaults a stalled
+            server costs a turn about a minute (three tries of 20 s), then an AgentError says so.
+        stream: ask for the reply as server-sent events and assemble it: ``timeout`` then bounds
+            the wait between chunks, not the whole reply, so a long answer from a slow model is not
+            cut off while a stalled server still is.
         send_seed: send the episode seed with each request, so servers that honour it reproduce
             a sweep.
     """
@@ -65,15 +77,18 @@ class OpenAIChatAgent:
         temperature: float = 0.7,
         max_tokens: int | None = None,
         tool_mode: str = "auto",
-        max_retries: int = 4,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         backoff: float = 1.0,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        stream: bool = False,
         send_seed: bool = True,
     ) -> None:
         if tool_mode not in TOOL_MODES:
             raise ValueError(f"tool_mode must be one of {TOOL_MODES}, got {tool_mode!r}")
-        if max_retries < 0 or backoff < 0:
+        if max_retries < 0 or not backoff >= 0:
             raise ValueError("max_retries and backoff must be >= 0")
+        if not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f"timeout must be a finite number of seconds above 0, got {timeout!r}")
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
@@ -83,6 +98,7 @@ class OpenAIChatAgent:
         self.max_retries = max_retries
         self.backoff = backoff
         self.timeout = timeout
+        self.stream = stream
         self.send_seed = send_seed
         self.name = f"openai:{model}"
         # None until a server has answered a request with tools; False once it refused them.
@@ -270,16 +286,22 @@ class OpenAIChatAgent:
             request["seed"] = self._seed
         if self.native:
             request["tools"] = self._tools
+        if self.stream:
+            request["stream"] = True
         return request
 
     def _complete(self) -> tuple[Any, Any, int]:
         """``choices[0].message`` of a completion of the conversation, its ``usage``, and the
         number of requests it took, retrying transient failures."""
         openai = require("openai", "the OpenAI-compatible chat agent")
+        import httpx  # the SDK's transport, installed with it
+
         failures = 0
         while True:
             try:
                 response = self.client.chat.completions.create(**self._request())
+                if self.stream:
+                    response = _assembled(response)
                 message = _first_message(response)
                 problem: Any = None if message is not None else \
                     f"malformed reply: no choices[0].message in {str(response)[:200]!r}"
@@ -295,6 +317,8 @@ class OpenAIChatAgent:
                 problem = err
             except (openai.APIResponseValidationError, json.JSONDecodeError) as err:
                 problem = f"malformed reply: {type(err).__name__}: {err}"  # a body that is not a chat completion
+            except httpx.TransportError as err:  # a stream cut or stalled between chunks (the SDK passes it on)
+                problem = err
             if problem is None:
                 if self._tools and self._native_ok is None:
                     self._native_ok = True
@@ -337,7 +361,13 @@ class OpenAIChatAgent:
 
     def _gave_up(self, problem: Any, tries: int) -> str:
         openai = require("openai", "the OpenAI-compatible chat agent")
-        if isinstance(problem, openai.APIConnectionError):
+        import httpx
+
+        if isinstance(problem, (openai.APITimeoutError, httpx.TimeoutException)):
+            return (f"{self._where()} did not answer within {self.timeout:g} s, {tries} tries in a row: the server "
+                    "is stalled or the model too slow; raise --timeout (with --stream it bounds the wait between "
+                    "chunks, not the whole reply)")
+        if isinstance(problem, (openai.APIConnectionError, httpx.TransportError)):
             return (f"cannot reach {self._where()} after {tries} tries ({problem}): is the server running, "
                     "and is the base URL right?")
         if isinstance(problem, str):
@@ -404,6 +434,39 @@ def _refused(err: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _assembled(stream: Any) -> Any:
+    """A streamed reply (chat.completion.chunk events) as the shape of a whole one: ``choices[0].message``
+    with the content and the tool calls put together from their deltas (by their ``index``), and the
+    usage where the server sent it."""
+    content: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    usage = None
+    role = None
+    for chunk in stream:
+        usage = getattr(chunk, "usage", None) or usage
+        for choice in getattr(chunk, "choices", None) or []:
+            delta = getattr(choice, "delta", None)
+            if getattr(choice, "index", 0) != 0 or delta is None:
+                continue
+            role = getattr(delta, "role", None) or role
+            if isinstance(getattr(delta, "content", None), str):
+                content.append(delta.content)
+            for part in getattr(delta, "tool_calls", None) or []:
+                call = calls.setdefault(getattr(part, "index", None) or 0, {"id": "", "name": "", "arguments": ""})
+                call["id"] = getattr(part, "id", None) or call["id"]
+                function = getattr(part, "function", None)
+                call["name"] += getattr(function, "name", None) or ""
+                call["arguments"] += getattr(function, "arguments", None) or ""
+    if role is None and not content and not calls:
+        return SimpleNamespace(choices=[], usage=usage)
+    tool_calls = [SimpleNamespace(id=call["id"] or None, type="function",
+                                  function=SimpleNamespace(name=call["name"] or None, arguments=call["arguments"]))
+                  for _, call in sorted(calls.items())]
+    message = SimpleNamespace(role=role or "assistant", content="".join(content) if content else None,
+                              tool_calls=tool_calls or None)
+    return SimpleNamespace(choices=[SimpleNamespace(index=0, message=message)], usage=usage)
 
 
 def _first_message(response: Any) -> Any:

@@ -7,11 +7,13 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from budgetgym.core.env import BackendUnavailable
+
 #: Where the repository lives, as the agent sees it, in both backends.
 WORKDIR = "/workspace"
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(BackendUnavailable):
     """The backend cannot run here (bubblewrap missing, no Docker engine); the message says how to fix it."""
 
 
