@@ -55,9 +55,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from gymnasium.error import DependencyNotInstalled
-
-from budgetgym.core import Action, Outcome, Task, TextEnv, ToolCall, load_tasks
+from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TextEnv, ToolCall, load_tasks
+from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.miniwob.oracles import ORACLES
 from budgetgym.envs.miniwob.tools import TOOLS
 
@@ -91,8 +90,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-class MiniWoBNotInstalled(DependencyNotInstalled, ImportError):
-    """The miniwob package or the browser is missing: Gymnasium's error for a missing extra, and an ImportError."""
+class MiniWoBNotInstalled(MissingExtra):
+    """The miniwob package or the browser is missing (the message says which, and the command)."""
 
 
 class BrowserDied(Exception):
@@ -111,9 +110,9 @@ def _browser_paths() -> tuple[str, str]:
                if not path or not os.path.exists(path)]
     if missing:
         raise MiniWoBNotInstalled(
-            f"budgetgym/MiniWoB-v0 runs MiniWoB++ in a real browser; missing: {', '.join(missing)}. "
-            "Install them with `apt-get install chromium chromium-driver` (or point MINIWOB_CHROME_BINARY "
-            "and MINIWOB_CHROMEDRIVER at a Chrome and its ChromeDriver).")
+            "web", "budgetgym/MiniWoB-v0 (MiniWoB++ in a real browser)", missing=" and ".join(missing),
+            install="apt-get install chromium chromium-driver (or point MINIWOB_CHROME_BINARY and "
+                    "MINIWOB_CHROMEDRIVER at a Chrome and its ChromeDriver)")
     return chrome, driver
 
 
@@ -121,8 +120,7 @@ def _require_miniwob() -> None:
     try:
         import miniwob  # noqa: F401
     except ImportError as err:
-        raise MiniWoBNotInstalled(
-            "budgetgym/MiniWoB-v0 needs the miniwob package: pip install 'budgetgym[web]'") from err
+        raise MiniWoBNotInstalled("web", "budgetgym/MiniWoB-v0", missing="the miniwob package") from err
 
 
 def select_tasks(keyword: str | None) -> list[str] | None:
@@ -294,6 +292,17 @@ class MiniWoBEnv(TextEnv):
 
     def _teardown(self) -> None:
         self._close_browser()
+
+    def check_backend(self) -> None:
+        """The browser starts and shows the first task's page (the browser stays for the next reset)."""
+        try:
+            self._open(self.tasks[0]["miniwob_task"])
+        except Exception as err:  # Selenium's and the driver's errors have no common base
+            self._close_browser()
+            raise BackendUnavailable(
+                f"budgetgym/MiniWoB-v0: the browser did not start ({type(err).__name__}: "
+                f"{' '.join(str(err).split())[:200]}); check that chromium and chromium-driver are installed and "
+                "match (apt-get install chromium chromium-driver)") from err
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy (pickle, deepcopy) holds no browser: it starts its own and replays the episode."""
