@@ -109,6 +109,34 @@ def test_bad_input_costs_the_turn_and_changes_nothing(env):
         assert base.state_key() == key, action
 
 
+def test_text_no_shell_or_file_system_takes_is_a_tool_error_without_host_paths(env):
+    """NUL and lone surrogates in a command, a path or content, names and paths past the OS's
+    limits, a path through a file: each raised out of step() (ValueError, UnicodeEncodeError,
+    OSError showing the host's folder); now each is a tool error, the turn spent, nothing changed."""
+    task = first_task()
+    env.reset(options={"task_id": task.id})
+    base = env.unwrapped
+    key = base.state_key()
+    cases = [
+        (call("run_command", command="echo a\x00b"), "NUL"),
+        (call("run_command", command="echo \ud800"), "lone surrogate"),
+        (call("create_file", path="bad\udcff.py", content="x"), "lone surrogate"),
+        (call("view_file", path="bad\x00.py"), "NUL"),
+        (call("create_file", path="notes.txt", content="half \udc80 a character"), "lone surrogate"),
+        (call("create_file", path="n" * 256 + ".py", content="x"), "longer than 255 bytes"),
+        (call("create_file", path="/".join(["d" * 200] * 21) + "/x.py", content="x"), "longer than 2048 bytes"),
+        (call("create_file", path="README.md/inside.py", content="x"), "is a file, not a folder"),
+        (call("create_file", path="tab\there.py", content="x"), "control character"),
+    ]
+    host = str(getattr(base.sandbox, "root", "/nonexistent-host-folder"))
+    for turn, (action, message) in enumerate(cases, 1):
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert observation.startswith("Error:") and message in observation, (action, observation)
+        assert host not in observation, observation
+        assert info["turn"] == turn and not (terminated or truncated) and reward == 0.0
+        assert base.state_key() == key, action
+
+
 def test_snapshot_fast_path_restores_files_exactly(env):
     task = first_task()
     env.reset(options={"task_id": task.id})

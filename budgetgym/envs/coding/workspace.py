@@ -15,6 +15,7 @@ run and measures progress on that grading tree; a run the agent started is never
 
 from __future__ import annotations
 
+import os
 import re
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
@@ -22,7 +23,7 @@ from typing import Any, Mapping
 from budgetgym.core import ToolError
 from budgetgym.envs.coding.repos import is_test_path
 from budgetgym.envs.coding.sandbox import Sandbox, SandboxPathError
-from budgetgym.envs.coding.sandbox.base import relative_path
+from budgetgym.envs.coding.sandbox.base import relative_path, text_problem
 from budgetgym.envs.coding.grading import CONFIG_NAME, GRADING_COMMAND, Armed, config, graded_tree, left_out_note, read_grading
 from budgetgym.envs.coding.testlog import PYTEST_ARGS, passing
 
@@ -56,6 +57,14 @@ class SandboxWorkspace(ABC):
         except SandboxPathError as err:
             raise ToolError(str(err)) from None
 
+    @staticmethod
+    def checked_text(text: str, what: str) -> str:
+        """``text`` when a shell or a file can take it (no NUL, no lone surrogate), else a ToolError."""
+        problem = text_problem(text, what)
+        if problem:
+            raise ToolError(problem)
+        return text
+
     def read_text(self, path: str) -> str:
         self._rel(path)
         try:
@@ -64,6 +73,8 @@ class SandboxWorkspace(ABC):
             raise ToolError(f"{path}: no such file") from None
         except SandboxPathError as err:
             raise ToolError(str(err)) from None
+        except OSError as err:
+            raise ToolError(_os_error(path, err)) from None
 
     def exists(self, path: str) -> bool:
         self._rel(path)
@@ -75,19 +86,31 @@ class SandboxWorkspace(ABC):
             if "is not a file" in str(err) or "folder" in str(err):
                 raise ToolError(f"{path} is a folder") from None
             raise ToolError(str(err)) from None
+        except OSError as err:
+            raise ToolError(_os_error(path, err)) from None
         return True
 
     def write_text(self, path: str, text: str) -> None:
         self._rel(path)
+        data = self.checked_text(text, "content").encode("utf-8")
         try:
-            self.sandbox.write_bytes(path, text.encode("utf-8"))
+            self.sandbox.write_bytes(path, data)
         except SandboxPathError as err:
             raise ToolError(str(err)) from None
+        except OSError as err:
+            raise ToolError(_os_error(path, err)) from None
         self._written()
 
     @abstractmethod
     def _written(self) -> None:
         """What follows a successful write (the subclass's own bookkeeping)."""
+
+
+def _os_error(path: str, err: OSError) -> str:
+    """An OS error of a file tool as the agent sees it: the workspace path and the reason, never
+    the host's folder (``err.filename`` is not shown)."""
+    reason = os.strerror(err.errno) if err.errno else err.__class__.__name__
+    return f"{path}: {reason.lower()}; nothing changed"
 
 
 class Workspace(SandboxWorkspace):
@@ -150,7 +173,7 @@ class Workspace(SandboxWorkspace):
     # ------------------------------------------------------------------ commands
 
     def run_command(self, command: str, timeout: int) -> str:
-        result = self.sandbox.run(command, timeout=timeout)
+        result = self.sandbox.run(self.checked_text(command, "command"), timeout=timeout)
         self.sync()
         return normalise(result.shown(self.output_limit))
 

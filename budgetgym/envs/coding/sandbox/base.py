@@ -74,13 +74,44 @@ SIGNAL_REASONS = {9: "SIGKILL (memory or process limit, or stopped)", 24: "CPU t
                   25: "file size limit exceeded (SIGXFSZ)", 11: "segmentation fault (SIGSEGV)", 6: "aborted (SIGABRT)"}
 
 
+#: The longest file name and workspace path the file tools take, in UTF-8 bytes (the file system's
+#: own limits: NAME_MAX, and PATH_MAX less room for where the workspace lives on the host).
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 2048
+_CONTROL = {chr(c) for c in range(32)} | {"\x7f"}
+
+
+def text_problem(text: str, what: str, *, allow_controls: bool = True) -> str | None:
+    """Why ``text`` cannot reach a shell or a file system, or None: a NUL (no C string holds one),
+    a lone surrogate (not encodable as UTF-8), or, with ``allow_controls=False``, any other C0
+    control character or DEL (file names)."""
+    if "\x00" in text:
+        return f"the {what} contains a NUL character"
+    if not allow_controls:
+        bad = next((c for c in text if c in _CONTROL), None)
+        if bad is not None:
+            return f"the {what} contains the control character {bad!r}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return (f"the {what} contains a lone surrogate (U+{ord(text[err.start]):04X} at position {err.start}), "
+                f"which is not valid UTF-8")
+    return None
+
+
 def relative_path(path: str, root: str = WORKDIR) -> str:
     """The workspace-relative POSIX path of ``path`` (relative, or absolute under ``root``), or a
-    :class:`SandboxPathError` for anything that would leave the workspace."""
+    :class:`SandboxPathError` for anything that would leave the workspace or that no file system
+    takes (control characters, lone surrogates, a name over 255 bytes, a path over 2,048)."""
     if not isinstance(path, str) or not path.strip():
         raise SandboxPathError("the path is empty")
-    if "\x00" in path:
-        raise SandboxPathError("the path contains a NUL character")
+    problem = text_problem(path, "path", allow_controls=False)
+    if problem:
+        raise SandboxPathError(problem)
+    if len(path.encode("utf-8")) > MAX_PATH_BYTES:
+        raise SandboxPathError(f"the path is longer than {MAX_PATH_BYTES} bytes")
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in path.split("/")):
+        raise SandboxPathError(f"a name in the path is longer than {MAX_NAME_BYTES} bytes")
     text = path.strip()
     if text.startswith("/"):
         normal = posixpath.normpath(text)

@@ -48,6 +48,9 @@ if sys.argv[3] == "read":
     sys.stdout.buffer.write(open(target, "rb").read())
 else:
     if os.path.isdir(target): sys.stderr.write("isdir"); sys.exit(4)
+    parent = os.path.dirname(target)
+    while not os.path.lexists(parent): parent = os.path.dirname(parent)
+    if not os.path.isdir(parent): sys.stderr.write("notdir"); sys.exit(6)
     sys.stdout.write(os.path.relpath(target, root))
 """
 
@@ -500,6 +503,8 @@ class DockerSandbox(Sandbox):
         if code != 0:
             if reason == "outside":
                 raise SandboxPathError(f"{path!r} resolves outside the workspace {self.workdir}")
+            if reason == "notdir":
+                raise SandboxPathError(f"{path}: a part of the path is a file, not a folder")
             raise SandboxPathError(f"{path} is a folder")
         self.put_archive(self.workdir, _tar({out.decode(): data}, uid=self._uid))
 

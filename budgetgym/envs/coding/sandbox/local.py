@@ -170,6 +170,8 @@ class LocalSandbox(Sandbox):
         while not parent.exists():
             missing.append(parent)
             parent = parent.parent
+        if not parent.is_dir():
+            raise SandboxPathError(f"{path}: a part of the path is a file, not a folder")
         for folder in reversed(missing):
             folder.mkdir()
             self._own(folder)

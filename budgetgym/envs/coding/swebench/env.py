@@ -88,6 +88,7 @@ class RepoWorkspace(SandboxWorkspace):
 
     def search(self, query: str, path: str, limit: int) -> list[tuple[str, int, str]]:
         rel = self._rel(path)
+        self.checked_text(query, "query")
         result = self.sandbox.run(f"grep -rnIF --exclude-dir=.git -e {shlex.quote(query)} -- {shlex.quote(rel)} "
                                   f"| head -n {int(limit)}")
         found = []
@@ -99,7 +100,7 @@ class RepoWorkspace(SandboxWorkspace):
         return found
 
     def run_command(self, command: str, timeout: int) -> str:
-        result = self.sandbox.run(command, timeout=timeout)
+        result = self.sandbox.run(self.checked_text(command, "command"), timeout=timeout)
         self.gold_applied = APPLY_MARKER in command and result.exit_code == 0
         return result.shown(self.output_limit)
 
