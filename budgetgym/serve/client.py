@@ -156,7 +156,7 @@ class RemoteEnv(gym.Env[str, str]):
         ws_url = "ws" + self.url[len("http"):] + "/ws"
         try:
             return connect(ws_url, additional_headers=self._headers(), open_timeout=timeout, max_size=_MAX_FRAME,
-                           compression=None, proxy=None)
+                           compression=None, proxy=None, legacy=True)
         except Exception as err:
             raise ConnectionError(f"could not open a session at {ws_url}: {err}") from None
 

@@ -340,9 +340,9 @@ class App:
             try:
                 message = await asyncio.wait_for(receive(), self.config.idle_seconds)
             except asyncio.TimeoutError:
-                await send({"type": "websocket.send", "text": _error(
-                    SESSION_EXPIRED, f"the session was idle for {self.config.idle_seconds:g} s and is closed")})
-                await send({"type": "websocket.close", "code": 1001, "reason": "idle"})
+                idle = f"the session was idle for {self.config.idle_seconds:g} s"
+                await send({"type": "websocket.send", "text": _error(SESSION_EXPIRED, f"{idle} and is closed")})
+                await send({"type": "websocket.close", "code": 1001, "reason": idle})
                 return
             if message["type"] == "websocket.disconnect":
                 return
@@ -410,28 +410,60 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class Server:
+    """A server bound to ``host:port`` (``port=0``: a free one, then read ``url``): ``serve_forever()``
+    until Ctrl-C or SIGTERM, or ``serve_in_background()`` and ``close()`` (tests, benchmarks)."""
+
+    def __init__(self, config: ServeConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+        import uvicorn
+
+        if not is_loopback(host) and not config.token:
+            raise ValueError(f"serving on {host} (beyond this machine) needs a token: --token-file or "
+                             "BUDGETGYM_SERVE_TOKEN")
+        self.app = App(config)
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self._sock.listen(2048)  # connections wait in the backlog until the server takes them
+        self.url = f"http://{host if ':' not in host else f'[{host}]'}:{self._sock.getsockname()[1]}"
+        self._uvicorn = uvicorn.Server(uvicorn.Config(
+            self.app, ws="websockets-sansio", ws_max_size=2 * config.max_message_bytes,
+            ws_per_message_deflate=False, lifespan="off", log_level="warning", access_log=False,
+            timeout_keep_alive=5, limit_concurrency=config.max_sessions + 32))  # room for refusals and checks
+        self._thread: threading.Thread | None = None
+
+    def serve_forever(self) -> None:
+        """Serve until Ctrl-C or SIGTERM (uvicorn's handlers: open sessions are closed, their envs too)."""
+        try:
+            self._uvicorn.run(sockets=[self._sock])
+        finally:
+            self._sock.close()
+
+    def serve_in_background(self) -> threading.Thread:
+        self._thread = threading.Thread(target=self.serve_forever, name="budgetgym-serve", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def close(self) -> None:
+        self._uvicorn.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._sock.close()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 def serve(config: ServeConfig, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
           ready: Callable[[str], None] | None = None) -> int:
-    """Serve until interrupted. ``ready(url)`` is called once the socket listens (``port=0``: a free one)."""
-    import uvicorn
-
-    if not is_loopback(host) and not config.token:
-        raise ValueError(f"serving on {host} (beyond this machine) needs a token: --token-file or "
-                         "BUDGETGYM_SERVE_TOKEN")
-    app = App(config)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{sock.getsockname()[1]}"
-    server = uvicorn.Server(uvicorn.Config(
-        app, ws="websockets-sansio", ws_max_size=2 * config.max_message_bytes, ws_per_message_deflate=False,
-        lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=5,
-        limit_concurrency=config.max_sessions + 32))  # sessions plus room for the refusals and HTTP checks
-
-    sock.listen(2048)  # connections wait in the backlog until the server takes them
+    """Serve until interrupted. ``ready(url)`` is called once the socket listens."""
+    server = Server(config, host, port)
     if ready is not None:
-        ready(url)
-    server.run(sockets=[sock])  # uvicorn handles Ctrl-C and SIGTERM: open sessions are closed, envs too
+        ready(server.url)
+    server.serve_forever()
     return 0
 
 
