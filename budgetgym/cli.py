@@ -173,8 +173,9 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
         if command.startswith(":"):
             print(f"  unknown command {command!r}. {PLAY_HELP}")
             continue
-        if command in base.tools:
-            # A bare tool name is almost surely a call without its arguments, not a message to the user.
+        if command in base.tools and not _bare_call(base, command):
+            # A bare tool name is almost surely a call without its arguments, not a message to the user
+            # (unless the env reads it as the call itself: Web-v0's `back` takes no arguments).
             tool = base.tools[command]
             print(f"  {command} is a tool: call it as {tool.signature()}  ({tool.description}); no turn was spent")
             continue
@@ -185,6 +186,17 @@ def _play(env: gym.Env[str, str], args: argparse.Namespace) -> int:
             print(f"[{outcome}: reward {reward}, {info.get('turn', used + 1)} turns, "
                   f"progress {info.get('progress', 0.0):.2f}]")
             return 0
+
+
+def _bare_call(base: Any, name: str) -> bool:
+    """Whether the env reads the bare word ``name`` as a call of that tool with no arguments."""
+    from budgetgym.core import ActionError
+
+    try:
+        calls = base.parse(name).calls
+    except ActionError:
+        return False
+    return len(calls) == 1 and calls[0].name == name and not calls[0].arguments
 
 
 def cmd_study(args: argparse.Namespace) -> int:

@@ -55,6 +55,18 @@ def test_play_runs_out_of_turns_and_reports_bad_input():
     assert "Turns remaining" not in result.stdout
 
 
+def test_play_takes_a_tool_the_env_reads_bare_and_hints_at_one_it_does_not():
+    """Web-v0's ``back`` (which ``:hint`` can suggest) takes no arguments: it is played. Navigation's
+    ``command`` needs its text: the bare name is answered with the call form, and no turn is spent."""
+    task = budgetgym.make("budgetgym/Web-v0").unwrapped.tasks[0].id
+    result = run_cli("play", "budgetgym/Web-v0", "--task", task, "--seed", "0", stdin="search[chair]\nback\n")
+    assert result.returncode == 0, result.stderr
+    assert "back is a tool" not in result.stdout and "[turn 3/" in result.stdout
+    result = run_cli("play", "budgetgym/Navigation-v0", "--seed", "0", stdin="command\n")
+    assert "command is a tool: call it as command(" in result.stdout and "[turn 1/" in result.stdout
+    assert "[turn 2/" not in result.stdout
+
+
 @pytest.mark.parametrize("args,message", [
     (["play", "budgetgym-test/Counter-v0", "--task", "nope"], "unknown task id 'nope'"),
     (["play", "budgetgym-test/Counter-v0", "--budget", "2.5"], "(0, 1]"),
