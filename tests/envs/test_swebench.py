@@ -148,3 +148,19 @@ def test_graded_patch_keeps_source_changes_and_drops_runner_hooks():
     assert patch == kept
     assert left_out == sorted(["conftest.py", "pkg/conftest.py", "setup.cfg", "x.pth", "pkg/__pycache__/a.pyc", "link",
                                "pytest.py", "shadow.py", "iniconfig/__init__.py"])
+
+
+def test_a_killed_container_or_a_huge_file_is_answered_and_the_repository_restored(env):
+    """Both raised SandboxDied out of step() (the huge file on every later step too, until it was
+    gone); now the turn is answered, the container rebuilt with the changes made before it."""
+    env.reset(seed=0)
+    base = env.unwrapped
+    env.step(call("create_file", path="kept.txt", content="made before\n"))
+    patch = base.ws.diff()
+    for turn, command in enumerate(["kill -9 -1", "seq 1 1428571 > big.txt"], 2):
+        observation, reward, terminated, truncated, info = env.step(call("run_command", command=command))
+        assert "rebuilt from the state before this action" in observation, observation
+        assert info["turn"] == turn and not (terminated or truncated) and reward == 0.0
+        assert base.ws.diff() == patch
+    observation, *_ = env.step(call("view_file", path="kept.txt"))
+    assert "made before" in observation

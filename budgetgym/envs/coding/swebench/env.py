@@ -30,7 +30,10 @@ Rewards:
 
 Termination:
     ``terminated`` on ``submit``; ``truncated`` at ``max_turns``: the core's full budget from the
-    oracle (apply the gold patch, submit: 6 turns) unless ``max_turns=`` is passed.
+    oracle (apply the gold patch, submit: 6 turns) unless ``max_turns=`` is passed. A container that
+    dies under an action (its processes killed, a patch past the output limit) is answered and
+    rebuilt with the episode's changes from before that action (the turn is spent); when the rebuild
+    fails too, the episode is ``terminated`` as failed.
 
 Registered Configurations:
     ``budgetgym/SWEBench-v0``: ``gym.make("budgetgym/SWEBench-v0", instances="path/to/instances.jsonl")``
@@ -51,7 +54,7 @@ from typing import Any, Mapping
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall, ToolError, tool_map
 from budgetgym.core.extras import MissingExtra
-from budgetgym.envs.coding.sandbox import Limits, SandboxDied
+from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxUnavailable
 from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
 from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
 from budgetgym.envs.coding.workspace import SandboxWorkspace
@@ -105,8 +108,13 @@ class RepoWorkspace(SandboxWorkspace):
         return result.shown(self.output_limit)
 
     def diff(self) -> str:
-        """The repository's changes as a patch (new files included), against the starting commit."""
+        """The repository's changes as a patch (new files included), against the starting commit.
+        A patch past the sandbox's output limit cannot be kept: SandboxDied (the env rebuilds the
+        repository as it was before the action that made it)."""
         result = self.sandbox.run("git add -A >/dev/null 2>&1 && git diff --cached --binary HEAD")
+        if result.output_limited:
+            raise SandboxDied(f"the repository's changes grew past {self.sandbox.limits.output_kill_bytes} bytes "
+                              f"as a patch, more than an episode keeps")
         if result.exit_code != 0:
             raise SandboxDied(f"git diff failed: {result.output[-500:]}")
         return result.output
@@ -280,22 +288,32 @@ class SWEBenchEnv(TextEnv):
         return f"Issue:\n{task.instruction}\n\nRepository: {workdir_of(task['instance'])}\nTools: {', '.join(self.tools)}."
 
     def _execute(self, action: Action) -> Outcome:
+        """The action's tool calls; a container that dies under them (a command that kills its
+        processes, a patch past the output limit) is answered, then rebuilt from the patch taken
+        after the last action that completed (this action is not applied). When even the rebuild
+        fails, the episode ends as failed."""
         parts = []
-        for call in action.calls:
-            tool = self.tools[call.name]
+        try:
+            for call in action.calls:
+                tool = self.tools[call.name]
+                try:
+                    parts.append(tool.function(self.ws, **tool.normalise(call.arguments)))
+                except ToolError as err:
+                    parts.append(f"Error: {err}")
+                if self.ws.verdict is not None:
+                    break
+            patch = self.ws.diff() if self.ws.verdict is None else ""
+        except SandboxDied as err:
             try:
-                parts.append(tool.function(self.ws, **tool.normalise(call.arguments)))
-            except ToolError as err:
-                parts.append(f"Error: {err}")
-            except SandboxDied as err:
-                patch = self._last_patch
-                self._open(self.task, patch)
-                parts.append(f"Error: the container stopped working ({err}); it was rebuilt from the state before "
-                             f"this action, which was not applied.")
-                break
-            if self.ws.verdict is not None:
-                break
-        self._last_patch = self.ws.diff() if self.ws.verdict is None else ""
+                self._open(self.task, self._last_patch)
+            except (SandboxDied, SandboxUnavailable, SnapshotError) as again:
+                parts.append(f"Error: the container stopped working ({err}) and could not be rebuilt ({again}); "
+                             f"the episode ends as failed.")
+                return Outcome("\n\n".join(parts), failed=True)
+            parts.append(f"Error: the container stopped working ({err}); it was rebuilt from the state before "
+                         f"this action, which was not applied.")
+            return Outcome("\n\n".join(parts))
+        self._last_patch = patch
         observation = "\n\n".join(parts)
         if self.ws.verdict is not None:
             solved = self.ws.verdict[0]
