@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from budgetgym.core.env import BackendUnavailable, text_env
+from budgetgym.core.process_reward import REWARD_MODES
 from budgetgym.core.extras import EXIT_MISSING_EXTRA, MissingExtra, require
 from budgetgym.core.jsonl import write_text
 from budgetgym.eval.agents import AgentError, agent_forms, is_served, make_agent
@@ -514,8 +515,13 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
         try:
             results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
                                              attempts=args.attempts, seed=args.seed, threshold=args.threshold,
-                                             executor=_executor(args), progress=not args.no_progress))
+                                             executor=_executor(args), progress=not args.no_progress,
+                                             reward_mode=args.reward_mode))
         except (ImportError, FileNotFoundError, BackendUnavailable) as err:  # an extra, data or backend missing
+            unavailable.append({"env": env_id, "unavailable": str(err)})
+        except ValueError as err:  # an env that cannot give the reward mode says why
+            if args.reward_mode == "sparse":
+                raise
             unavailable.append({"env": env_id, "unavailable": str(err)})
     path = _write_json(results + unavailable, out, "exploits.json")
     if not args.quiet:
@@ -642,6 +648,8 @@ def add_commands(subparsers: Any) -> None:
     exploits.add_argument("--attempts", type=count_argument, default=1, help="episodes per task and agent")
     exploits.add_argument("--threshold", type=float_in(0.0, 1.0), default=0.05, help="largest allowed excess over random")
     exploits.add_argument("--check", action="store_true", help="exit 1 when an exploit beats the threshold")
+    exploits.add_argument("--reward-mode", choices=REWARD_MODES, default="sparse",
+                          help="the envs' reward_mode; a process reward also runs the exploits that farm one")
     exploits.add_argument("--out", default="runs/probe", help="folder for exploits.json")
     exploits.add_argument("--quiet", action="store_true", help="no tables on the terminal")
     _add_run_options(exploits)
