@@ -41,6 +41,7 @@ no episode leaks precision into another (or into the host program). No other cla
 from __future__ import annotations
 
 import contextlib
+import copy
 import decimal
 import functools
 import importlib
@@ -48,7 +49,7 @@ import inspect
 import json
 import pickle
 import threading
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from budgetgym.core.limits import LimitExceeded, Limits, measure
 from budgetgym.core.tasks import Task
@@ -134,6 +135,24 @@ class Backend:
                     self._limits.run(getattr(self._owners[name], name), **arguments)
             except Exception:  # noqa: BLE001 - the call failed the first time too: same effect
                 pass
+
+    def expected_instances(self, calls: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+        """Where the ground truth has the services now: copies of the reference instances as the
+        last finished user turn left them (before the first turn's end, fresh instances of the task),
+        with ``calls`` (the current turn's ground-truth calls made so far) run on them. For the
+        oracle's plans from the current state; the agent's instances are not touched."""
+        instances = copy.deepcopy(self.reference) if self.reference else self._build()
+        owners = _method_owners(instances, self._classes)
+        for name, arguments in calls:
+            owner = owners.get(name)
+            if owner is None:
+                continue
+            try:
+                with _local_precision(self._upstream):
+                    self._limits.run(getattr(owner, name), **arguments)
+            except Exception:  # noqa: BLE001 - an error of the ground truth's own leaves the state as it was
+                pass
+        return instances
 
     def check_turn(self, turn_index: int, ground_truth: list[str], agent_called: bool) -> Verdict:
         """BFCL's verdict on a finished user turn (the logic of its ``multi_turn_checker``, per turn).

@@ -92,13 +92,20 @@ at most 32 calls in one output, so the two turns with 34 ground-truth calls take
 Episodes are isolated: every reset builds fresh instances, and BFCL's executor keeps none of them
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
 the same observations, byte for byte. ``oracle_action()`` plays BFCL's ground truth: the current user
-turn's calls in one step (in BFCL's list form), then a plain-text answer.
+turn's calls in one step (in BFCL's list form), then a plain-text answer; where the state has left
+the ground truth's path it plans from the state first (a file system in another folder than the
+ground truth has it is brought back with ``cd`` calls). ``failure_states.jsonl`` holds 120 curated
+failure states, 60 of each kind (``wrong_directory``: a ``cd`` of the agent's own; ``wasted_call``: a
+read that does not serve the request), spread over the four categories, for ``ErrorInjection``;
+``python -m budgetgym.envs.bfcl.failures`` rebuilds them with the core's failure-state builder.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from typing import Any, Iterable, Mapping
+import random
+from typing import Any, Iterable, Mapping, Sequence
 
 from budgetgym.core.actions import Action, ActionError, ToolCall, parse_action
 from budgetgym.core.env import BackendUnavailable, Outcome, TextEnv
@@ -110,6 +117,10 @@ from budgetgym.envs.bfcl.schemas import class_tools
 from budgetgym.envs.bfcl.tasks import CATEGORIES, MAX_CALLS_PER_STEP, load_category
 from budgetgym.envs.bfcl.upstream import load_upstream
 
+_FILE_SYSTEM = "GorillaFileSystem"
+# Functions that only read, for the wasted_call mistake: these names, and names with these prefixes.
+_READS = frozenset({"ls", "pwd"})
+_READ_PREFIXES = ("get_", "list_", "view_", "display_")
 DONE_ANSWER = "Done."
 CANNOT_ANSWER = "I cannot do that: a function or a detail it needs is missing."
 
@@ -138,6 +149,8 @@ class BFCLEnv(TextEnv):
     )
     #: The exploit probe reports this family's figures as they are: the verdicts are BFCL's own
     #: checkers', which never read the agent's messages (see ``budgetgym.eval.exploits``).
+    failure_kinds = ("wrong_directory", "wasted_call")
+    state_changing_kinds = ()  # neither moves what BFCL's state check compares (a folder is private)
     exploit_upstream = ("scored by BFCL's own state and response checkers, which do not read the agent's messages; "
                         "the figures are upstream's, reported as they are")
 
@@ -202,6 +215,22 @@ class BFCLEnv(TextEnv):
         return Outcome("\n".join(lines))
 
     def _oracle(self) -> Action | None:
+        """The current user turn's next ground-truth step (:meth:`ground_truth_step`), planned from
+        the current state where the state has left the ground truth's path: a file system whose
+        current folder is not where the ground truth has it (a ``cd`` of the agent's own) is first
+        brought back with ``cd`` calls, in one step."""
+        if self._ground_truth_actions:
+            ground_truth = self._ground_truth_calls()
+            done = self._ground_truth_done
+            if done < len(ground_truth):
+                repair = self._folder_repair(ground_truth[:done])
+                if repair:
+                    return Action(repair)
+        return self.ground_truth_step()
+
+    def ground_truth_step(self) -> Action:
+        """The current user turn's next step of BFCL's ground truth as it is (the calls not made yet,
+        in order), then the answer: what the oracle plays on the ground truth's own path."""
         if not self._ground_truth_actions:
             return Action((), CANNOT_ANSWER)
         ground_truth = self._ground_truth_calls()
@@ -219,6 +248,60 @@ class BFCLEnv(TextEnv):
         if not action.is_message and done < len(ground_truth) and action.calls == ground_truth[done]:
             return self._ground_truth_actions[done]
         return super()._render_oracle(action)
+
+    def _folder_repair(self, done: list[tuple[ToolCall, ...] | None]) -> tuple[ToolCall, ...]:
+        """The ``cd`` calls that take the agent's file system to the folder where the ground truth,
+        having made the ``done`` steps of this turn, has it; none where it is there already."""
+        backend = self._backend
+        system = backend.instances.get(_FILE_SYSTEM)
+        if system is None or "cd" not in self.tools:
+            return ()
+        calls = [(call.name, call.arguments) for step in done if step for call in step]
+        expected = backend.expected_instances(calls)[_FILE_SYSTEM].pwd()["current_working_directory"]
+        here = system.pwd()["current_working_directory"]
+        if here == expected:
+            return ()
+        # pwd() names every folder from the root; cd goes one level at a time (BFCL's rule).
+        path, goal = here.strip("/").split("/"), expected.strip("/").split("/")
+        common = 0
+        while common < min(len(path), len(goal)) and path[common] == goal[common]:
+            common += 1
+        return ((ToolCall("cd", {"folder": ".."}),) * (len(path) - common)
+                + tuple(ToolCall("cd", {"folder": name}) for name in goal[common:]))
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        """``wrong_directory``: a ``cd`` into another folder (a subfolder, or up) before a step of
+        calls; ``wasted_call``: a read that does not serve the request (a listing, a lookup without
+        arguments). Neither changes what BFCL's state check compares; the oracle recovers from both
+        (it brings the folder back, and extra results do not hurt BFCL's response check)."""
+        intended = plan[0]
+        if kind == "wrong_directory":
+            system = self._backend.instances.get(_FILE_SYSTEM)
+            if system is None or "cd" not in self.tools or intended.is_message:
+                return None
+            here = system.pwd()["current_working_directory"]
+            folders = [".."] if here.strip("/").count("/") else []
+            for name in system.ls(a=True)["current_directory_content"]:
+                if "/" not in name and "error" not in (copy.deepcopy(system).cd(name) or {}):
+                    folders.append(name)
+            planned = {call.arguments.get("folder") for call in intended.calls if call.name == "cd"}
+            folders = [folder for folder in folders if folder not in planned]
+            if not folders:
+                return None
+            folder = rng.choice(sorted(folders))
+            return (Action((ToolCall("cd", {"folder": folder}),)),
+                    f"changed into the wrong folder with cd(folder={folder!r}) in user turn {self._user_turn + 1}")
+        if kind == "wasted_call":
+            reads = sorted(name for name, tool in self.tools.items()
+                           if (name in _READS or name.startswith(_READ_PREFIXES)) and not tool.parameters.get("required"))
+            made = set() if intended.is_message else {call.name for call in intended.calls}
+            reads = [name for name in reads if name not in made]
+            if not reads:
+                return None
+            name = rng.choice(reads)
+            return (Action((ToolCall(name, {}),)),
+                    f"made a call that does not serve the request, {name}(), in user turn {self._user_turn + 1}")
+        return None
 
     def state_key(self) -> str:
         """The public attributes of the agent's instances, what BFCL's state check compares, as text."""
