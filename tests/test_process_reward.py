@@ -256,3 +256,54 @@ def test_coding_pays_a_fix_and_takes_it_back_when_reverted():
     rest = rollout(env, "oracle", reset=False)
     assert rest.success and sum(rewards) + rest.total_reward == pytest.approx(1.0)
     env.close()
+
+
+# ------------------------------------------------------------------ the farms (budgetgym.eval.exploits.process)
+
+
+@pytest.mark.parametrize("env_id, sample, reward_mode", [("budgetgym/FunctionCalling-v0", 10, "oracle_distance"),
+                                                        ("budgetgym/FunctionCalling-v0", 10, "progress"),
+                                                        ("budgetgym/Web-v0", 8, "oracle_distance")])
+def test_the_exploit_probe_finds_no_farm_of_a_process_reward(env_id, sample, reward_mode):
+    from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
+
+    result = run_exploit_probe(env_id, sample=sample, seed=0, reward_mode=reward_mode)
+    table = format_exploit_table(result)
+    rows = {row["name"]: row for row in result["exploits"]}
+    assert rows["oscillate"]["applies"] and rows["progress-regress"]["applies"], table
+    assert not result["flagged"], table
+    assert result["baselines"]["oracle"]["mean_return"] == pytest.approx(1.0), table
+
+
+def farm_returns(env_id, reward_mode, tasks):
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits.process import Oscillate, ProgressRegress
+
+    env = gym.make(env_id, reward_mode=reward_mode)
+    ids = env.unwrapped.tasks.ids[:tasks]
+    returns = {}
+    for agent in (Oscillate(), ProgressRegress()):
+        played = [play_episode(env, agent, seed=n, options={"task_id": task}) for n, task in enumerate(ids)]
+        returns[agent.name] = [p.reward for p in played]
+        returns[agent.name + " actions"] = [p.actions for p in played]
+    env.close()
+    return returns
+
+
+@pytest.mark.parametrize("reward_mode", ["oracle_distance", "progress"])
+def test_navigation_loops_earn_nothing(reward_mode):
+    """Navigation's farms do loop (go east, go west; take, insert) and every loop nets out."""
+    returns = farm_returns("budgetgym/Navigation-v0", reward_mode, 2)
+    assert any(len(set(actions)) > 1 for actions in returns["oscillate actions"])
+    for name in ("oscillate", "progress-regress"):
+        assert all(value == pytest.approx(0.0, abs=1e-9) for value in returns[name]), (name, returns)
+
+
+def test_web_progress_pays_progress_that_was_taken_back_and_the_oracle_distance_does_not():
+    """A limit of reward_mode="progress" on Web, measured: its progress is the best milestone reached
+    (it never decreases), so searching and opening the target, then going back, keeps 0.25-0.5;
+    the oracle-distance reward pays the same loops exactly 0."""
+    progress = farm_returns("budgetgym/Web-v0", "progress", 2)
+    distance = farm_returns("budgetgym/Web-v0", "oracle_distance", 2)
+    assert min(progress["progress-regress"]) >= 0.25
+    assert distance["progress-regress"] == distance["oscillate"] == [0.0, 0.0]
