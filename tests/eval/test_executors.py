@@ -186,3 +186,21 @@ def test_setups_of_different_envs_get_different_envs():
         plain = next(executor.map(where, WorkerSetup.create(TOY_ID, {}), [{"i": 0}]))
         other = next(executor.map(where, WorkerSetup.create(TOY_ID, {}, {"reward_mode": "progress"}), [{"i": 0}]))
     assert plain["env"] != other["env"]
+
+
+@pytest.mark.parametrize("env_id", __import__("registered").ENV_IDS)
+def test_every_id_gives_the_serial_episodes_on_four_threads(env_id, tmp_path):
+    """The threads executor (the default for served models) on every id: four workers, each with
+    its own env, play exactly the serial episodes (a backend shared across threads, such as
+    TextWorld's parser or BFCL's executor, must take turns or keep per-env state)."""
+    import registered
+    from budgetgym.eval.sweep import select_tasks
+
+    env = registered.make_or_skip(env_id)  # an adapter without its extra or data is skipped, saying why
+    tasks = min(2, len(select_tasks(env, None)))
+    env.close()
+    sweep = dict(tasks=tasks, k=(1, 2), budgets=(1.0,), seed=5, progress=False)  # 4 jobs: one per thread
+    run_sweep(env_id, NoisyOracleAgent(0.3), out=tmp_path / "serial.jsonl", **sweep)
+    with ThreadExecutor(4) as threads:
+        run_sweep(env_id, NoisyOracleAgent(0.3), out=tmp_path / "threads.jsonl", executor=threads, **sweep)
+    assert (tmp_path / "threads.jsonl").read_bytes() == (tmp_path / "serial.jsonl").read_bytes()
