@@ -407,6 +407,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return self._info(at_reset=False)
 
     @property
+    def has_fast_restore(self) -> bool:
+        """Whether the family restores snapshots from their state (``_get_state``/``_set_state``)
+        rather than by replaying their transcript."""
+        return type(self)._get_state is not TextEnv._get_state
+
+    @property
     def episode_seed(self) -> int | None:
         """The seed of the running episode (what ``_load_task`` got, and a snapshot records)."""
         return self._episode_seed
@@ -583,7 +589,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
 
     def _check_state(self, task: Task, state: Any) -> None:
         """Validate a snapshot's fast-restore state against the family's schema, if it has one."""
-        if type(self)._get_state is TextEnv._get_state:
+        if not self.has_fast_restore:
             raise SnapshotError(f"{type(self).__name__} restores by replay: a snapshot's state must be null")
         schema = self._state_schema(task)
         if schema is None:

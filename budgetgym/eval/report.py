@@ -1,5 +1,6 @@
-"""Reports from episode records: a JSON summary, a CSV of every Pass@(K,T) cell, PNG plots, and
-terminal tables; and the comparison of two runs (two agents, or announced against unannounced caps).
+"""Reports from episode records: a JSON summary, a CSV of every Pass@(K,T) and Pass^(K,T) cell, PNG
+plots, and terminal tables; and the comparison of two runs (two agents, or announced against
+unannounced caps). A report is in the unit its records' budgets are in (turns, calls or tokens).
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from budgetgym.core.jsonl import Record
 from budgetgym.eval.episode_log import budget_key
 from budgetgym.eval.metrics import INTERVAL_METHOD, difference_grid, pass_grid
 from budgetgym.eval.plots import budget_label, plot_difference_heatmaps, plot_pass_curves, plot_pass_heatmaps
-from budgetgym.eval.sweep import DEFAULT_BUDGETS
+from budgetgym.eval.sweep import DEFAULT_BUDGETS_BY_UNIT
 
 
 SHORTCUT_NOTE = (
     "reveal=none ran each attempt once at the task's full budget: the agent is never told its cap, so an "
-    "episode capped at T is the same episode up to turn T, and 'solved within T' is read from the turn it "
-    "succeeded at (the single-run shortcut)."
+    "episode capped at T is the same episode until the cap binds, and 'solved within T' is read from what it "
+    "had used when it succeeded (the single-run shortcut; valid only where the cap is not announced, so the "
+    "announced modes ran once per T)."
 )
-CSV_FIELDS = ("env", "agent", "reveal", "budget", "k", "pass", "ci_low", "ci_high", "tasks", "attempts",
-              "mean_turns_to_success", "infeasible_tasks")
+CSV_FIELDS = ("env", "agent", "reveal", "unit", "budget", "k", "pass", "ci_low", "ci_high", "pass_all",
+              "pass_all_ci_low", "pass_all_ci_high", "tasks", "attempts", "mean_turns_to_success",
+              "infeasible_tasks")
 INFEASIBLE_NOTE = ("* some tasks cannot be solved within this budget (it is below their shortest solution); the cell "
                    "counts them as failures. Budgets in solution lengths (1x, 1.5x) are feasible for every task.")
 BLIND_NOTE = ("{agent} cannot see budgets: it acts the same whatever is revealed, and attempt i meets the same "
@@ -45,6 +48,15 @@ def grid_order(budget: int | float | str) -> tuple[int, float]:
     return ({3: 0, 2: 1, 1: 2}[kind], value)
 
 
+def records_unit(records: Sequence[Record]) -> str:
+    """The one unit of ``records``' budgets; a ValueError when they mix units (a grid is in one)."""
+    units = {record.get("unit") or "turns" for record in records}
+    if len(units) > 1:
+        raise ValueError(f"the episode records mix budget units ({', '.join(sorted(units))}): report each unit "
+                         "from its own file")
+    return units.pop() if units else "turns"
+
+
 def infer_grid(records: Sequence[Record]) -> tuple[list[int | float], list[int]]:
     """The (T, K) grid a file supports: the budgets run with a cap (the default grid when every run
     was a full-budget one), and the powers of two up to the fewest attempts any task had."""
@@ -54,14 +66,16 @@ def infer_grid(records: Sequence[Record]) -> tuple[list[int | float], list[int]]
         attempts[(record["env"], record["agent"], record["reveal"], budget_key(record["budget"]), record["task"])] += 1
     fewest = min(attempts.values())
     ks = [2 ** i for i in range(fewest.bit_length()) if 2 ** i <= fewest]
-    return (budgets or list(DEFAULT_BUDGETS)), ks
+    return (budgets or list(DEFAULT_BUDGETS_BY_UNIT[records_unit(records)])), ks
 
 
 def summarize(records: Sequence[Record], budgets: Sequence[int | float | str] | None = None,
               ks: Sequence[int] | None = None, *, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """The JSON-able summary: Pass@(K,T) cells per (env, agent, reveal), and reveal modes side by side."""
+    """The JSON-able summary: Pass@(K,T) and Pass^(K,T) cells per (env, agent, reveal), and reveal
+    modes side by side."""
     if not records:
         raise ValueError("no episode records to report on")
+    unit = records_unit(records)
     inferred_budgets, inferred_ks = infer_grid(records)
     budgets = list(budgets) if budgets is not None else inferred_budgets
     ks = sorted(ks) if ks is not None else inferred_ks
@@ -75,14 +89,15 @@ def summarize(records: Sequence[Record], budgets: Sequence[int | float | str] | 
                        "agent_config": group[0].get("agent_config"),
                        "reads_budget": bool(group[0].get("reads_budget", False)),
                        "shortcut": any(r["budget"] is None for r in group), "cells": [c.as_dict() for c in cells]})
-    summary: dict[str, Any] = {"budgets": budgets, "ks": ks, "groups": groups, "episodes": len(records),
-                               "interval": INTERVAL_METHOD}
+    summary: dict[str, Any] = {"unit": unit, "budgets": budgets, "ks": ks, "groups": groups,
+                               "episodes": len(records), "interval": INTERVAL_METHOD}
     if any(c["infeasible_tasks"] for g in groups for c in g["cells"]):
         summary["infeasible_note"] = INFEASIBLE_NOTE
     shortcut = [g for g in groups if g["shortcut"]]
     if shortcut:
         saved = sum(g["episodes"] for g in shortcut) * (len(budgets) - 1)
-        summary["shortcut"] = {"note": SHORTCUT_NOTE, "episodes_saved": saved}
+        summary["shortcut"] = {"note": SHORTCUT_NOTE, "episodes_saved": saved,
+                               "groups": [f"{g['env']} | {g['agent']} | reveal={g['reveal']}" for g in shortcut]}
     summary["reveal_comparison"] = _reveal_comparison(by_group, budgets, ks, bootstrap=bootstrap, seed=seed)
     return summary
 
@@ -102,14 +117,18 @@ def _reveal_comparison(by_group: Mapping[tuple[str, str, str], list[Record]], bu
         groups.append(entry)
     if not groups:
         return None
-    return {"a": "unannounced cap", "b": "announced cap", "budgets": list(budgets), "ks": list(ks),
-            "groups": groups}
+    return {"a": "unannounced cap", "b": "announced cap", "unit": records_unit([r for g in by_group.values() for r in g]),
+            "budgets": list(budgets), "ks": list(ks), "groups": groups}
 
 
 def compare(records_a: Sequence[Record], records_b: Sequence[Record], *, label_a: str | None = None,
             label_b: str | None = None, budgets: Sequence[int | float | str] | None = None,
             ks: Sequence[int] | None = None, bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Pass@(K,T) of B minus A for every (env, reveal) both runs have, paired over common tasks."""
+    """Pass@(K,T) and Pass^(K,T) of B minus A for every (env, reveal) both runs have, paired over
+    common tasks (both runs in one unit)."""
+    unit_a, unit_b = records_unit(records_a), records_unit(records_b)
+    if unit_a != unit_b:
+        raise ValueError(f"run A's budgets are in {unit_a}, run B's in {unit_b}: compare runs in one unit")
     groups_a, groups_b = _by_env_reveal(records_a, "A"), _by_env_reveal(records_b, "B")
     common = [key for key in groups_a if key in groups_b]
     if not common:
@@ -124,8 +143,8 @@ def compare(records_a: Sequence[Record], records_b: Sequence[Record], *, label_a
         cells = difference_grid(groups_a[(env, reveal)], groups_b[(env, reveal)], budgets, ks,
                                 bootstrap=bootstrap, seed=seed)
         groups.append({"env": env, "reveal": reveal, "cells": [c.as_dict() for c in cells]})
-    return {"a": label_a or records_a[0]["agent"], "b": label_b or records_b[0]["agent"], "budgets": budgets,
-            "ks": ks, "groups": groups, "interval": INTERVAL_METHOD}
+    return {"a": label_a or records_a[0]["agent"], "b": label_b or records_b[0]["agent"], "unit": unit_a,
+            "budgets": budgets, "ks": ks, "groups": groups, "interval": INTERVAL_METHOD}
 
 
 def _by_env_reveal(records: Sequence[Record], which: str) -> dict[tuple[str, str], list[Record]]:
@@ -150,13 +169,13 @@ def write_csv(summary: Mapping[str, Any], path: str | Path) -> Path:
         for group in summary["groups"]:
             for cell in group["cells"]:
                 writer.writerow({"env": group["env"], "agent": group.get("agent", ""), "reveal": group["reveal"],
-                                 **{k: cell[k] for k in CSV_FIELDS[3:]}})
+                                 "unit": summary.get("unit", "turns"), **{k: cell[k] for k in CSV_FIELDS[4:]}})
     return Path(path)
 
 
 def write_report(summary: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
-    """summary.json, pass_at_k.csv, pass_heatmap.png, pass_curves.png (and reveal_difference.png
-    when several reveal modes ran) in ``out_dir``; ``plots=False`` leaves out the PNGs (an install
+    """summary.json, pass_at_k.csv, pass_heatmap.png, pass_all_heatmap.png (Pass^(K,T)),
+    pass_curves.png (and reveal_difference.png when several reveal modes ran) in ``out_dir``; ``plots=False`` leaves out the PNGs (an install
     without matplotlib)."""
     import json
 
@@ -168,6 +187,7 @@ def write_report(summary: Mapping[str, Any], out_dir: str | Path, *, plots: bool
     if not plots:
         return files
     files["heatmap"] = plot_pass_heatmaps(summary, out / "pass_heatmap.png")
+    files["pass_all_heatmap"] = plot_pass_heatmaps(summary, out / "pass_all_heatmap.png", metric="pass_all")
     files["curves"] = plot_pass_curves(summary, out / "pass_curves.png")
     if summary.get("reveal_comparison"):
         files["reveal_difference"] = plot_difference_heatmaps(summary["reveal_comparison"],
@@ -193,24 +213,30 @@ def write_comparison(comparison: Mapping[str, Any], out_dir: str | Path, *, plot
 
 
 def print_summary(summary: Mapping[str, Any], console: Any = None) -> None:
-    """Rich tables: Pass@K per T with CIs for each group, then the reveal modes side by side."""
+    """Rich tables: Pass@K and Pass^K per T with CIs for each group, then the reveal modes side by side."""
     console = console or _console()
     table_module = require("rich.table", "terminal tables")
+    unit = summary.get("unit", "turns")
+    strict = [k for k in summary["ks"] if k > 1]  # Pass^1 is Pass@1
     for group in summary["groups"]:
         table = table_module.Table(title=f"{group['env']} | {group['agent']} | reveal={group['reveal']}"
-                                   f" | {group['episodes']} episodes", title_justify="left")
+                                   f" | {group['episodes']} episodes | T in {unit}", title_justify="left")
         table.add_column("T", justify="right")
         for k in summary["ks"]:
             table.add_column(f"Pass@{k}", justify="right")
+        for k in strict:
+            table.add_column(f"Pass^{k}", justify="right")
         table.add_column("turns to success", justify="right")
         for budget in summary["budgets"]:
             cells = {c["k"]: c for c in group["cells"] if c["budget"] == budget}
             first = next(iter(cells.values()))
             turns = first["mean_turns_to_success"]
             mark = "*" if first.get("infeasible_tasks") else ""
-            table.add_row(budget_label(budget) + mark,
+            table.add_row(budget_label(budget, unit) + mark,
                           *(f"{cells[k]['pass']:.2f} [{cells[k]['ci_low']:.2f}, {cells[k]['ci_high']:.2f}]"
                             for k in summary["ks"]),
+                          *(f"{cells[k]['pass_all']:.2f} [{cells[k]['pass_all_ci_low']:.2f}, "
+                            f"{cells[k]['pass_all_ci_high']:.2f}]" for k in strict),
                           "-" if turns is None else f"{turns:.1f}")
         console.print(table)
         console.print(f"[dim]tasks: {group.get('tasks', '?')} from split {', '.join(group.get('splits', ['?']))}"
@@ -223,7 +249,8 @@ def print_summary(summary: Mapping[str, Any], console: Any = None) -> None:
     if summary.get("interval"):
         console.print(f"[dim]Intervals: {summary['interval']}.[/dim]", soft_wrap=True)
     if summary.get("shortcut"):
-        console.print(f"[dim]Note: {summary['shortcut']['note']} Episodes saved: "
+        console.print(f"[dim]Note: {summary['shortcut']['note']} Used for: "
+                      f"{'; '.join(summary['shortcut'].get('groups', []))}. Episodes saved: "
                       f"{summary['shortcut']['episodes_saved']}.[/dim]", soft_wrap=True)
 
 
@@ -246,7 +273,8 @@ def print_reveal_side_by_side(summary: Mapping[str, Any], console: Any = None) -
         for budget in summary["budgets"]:
             values = {(g["reveal"], c["k"]): c["pass"] for g in groups.values() for c in g["cells"]
                       if c["budget"] == budget}
-            table.add_row(budget_label(budget), *(f"{values[(reveal, k)]:.2f}" for k in ks for reveal in groups))
+            table.add_row(budget_label(budget, summary.get("unit", "turns")),
+                          *(f"{values[(reveal, k)]:.2f}" for k in ks for reveal in groups))
         console.print(table)
 
 
@@ -256,13 +284,20 @@ def print_comparison(comparison: Mapping[str, Any], console: Any = None) -> None
     for group in comparison["groups"]:
         table = table_module.Table(title=f"{group['env']} | reveal={group['reveal']} | "
                                    f"{comparison['b']} minus {comparison['a']}", title_justify="left")
+        unit = comparison.get("unit", "turns")
+        strict = [k for k in comparison["ks"] if k > 1]
         table.add_column("T", justify="right")
         for k in comparison["ks"]:
             table.add_column(f"Δ Pass@{k}", justify="right")
+        for k in strict:
+            table.add_column(f"Δ Pass^{k}", justify="right")
         for budget in comparison["budgets"]:
             cells = {c["k"]: c for c in group["cells"] if c["budget"] == budget}
-            table.add_row(budget_label(budget), *(f"{cells[k]['pass']:+.2f} [{cells[k]['ci_low']:+.2f}, "
-                                                  f"{cells[k]['ci_high']:+.2f}]" for k in comparison["ks"]))
+            table.add_row(budget_label(budget, unit),
+                          *(f"{cells[k]['pass']:+.2f} [{cells[k]['ci_low']:+.2f}, {cells[k]['ci_high']:+.2f}]"
+                            for k in comparison["ks"]),
+                          *(f"{cells[k]['pass_all']:+.2f} [{cells[k]['pass_all_ci_low']:+.2f}, "
+                            f"{cells[k]['pass_all_ci_high']:+.2f}]" for k in strict))
         console.print(table)
         if group.get("note"):
             console.print(f"[dim]Note: {group['note']}.[/dim]", soft_wrap=True)

@@ -156,7 +156,8 @@ def run_sweep_episode(worker: Worker, job: Job) -> EpisodeRecord:
     result = play_episode(env, agent, seed=job["seed"], options={"task_id": job["task"]})
     return {**job, "agent_config": agent_config(agent), "reads_budget": reads_budget(agent), "turns": result.turns,
             "calls": result.calls, "tokens": sum(count_tokens(action) for action in result.actions),
-            "success": result.success, "reward": result.reward, "actions": result.actions, "steps": result.steps}
+            "success": result.success, "truncated": result.truncated, "reward": result.reward,
+            "actions": result.actions, "steps": result.steps}
 
 
 def run_sweep(

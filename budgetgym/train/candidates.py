@@ -21,9 +21,9 @@ def candidate_actions(env: gym.Env, info: Mapping[str, Any], rng: random.Random)
     intended = base.structured_oracle()
     if intended is None:
         return ["I cannot do more."]
-    actions = {base._render_oracle(intended)}
+    actions = {base.render_oracle(intended)}
     for kind in base.failure_kinds:
         proposed = base.propose_mistake(kind, [intended], rng)
         if proposed is not None:
-            actions.add(base._render_oracle(proposed[0]))
+            actions.add(base.render_oracle(proposed[0]))
     return sorted(actions)

@@ -61,7 +61,7 @@ class StepRecord:
 
 def default_key(env: TextEnv) -> str:
     """The state key the groups use by default: ``state_digest`` with a fast restore, else ``state_key()``."""
-    return state_digest(env) if type(env)._get_state is not TextEnv._get_state else env.state_key()
+    return state_digest(env) if env.has_fast_restore else env.state_key()
 
 
 def episode_steps(env: gym.Env[str, str], task_id: str, seed: int, actions: Sequence[str], *,
