@@ -47,3 +47,17 @@ def test_the_readme_states_what_the_title_overlap_heuristic_solves():
                  for task in env.unwrapped.tasks)
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert f"solves {solved} of the {len(env.unwrapped.tasks)} test instructions" in readme
+
+
+def test_error_injection_works_on_the_test_split_with_every_kind():
+    from budgetgym.core import rollout
+    from budgetgym.wrappers import ErrorInjection
+
+    env = gym.make("budgetgym/Web-v0", split="test")
+    test_ids = set(env.unwrapped.tasks.ids)
+    kinds = {state["kind"] for state in env.unwrapped.failure_states() if state["task_id"] in test_ids}
+    assert kinds == set(env.unwrapped.failure_kinds)
+    injected = ErrorInjection(env)
+    observation, info = injected.reset(seed=0)
+    assert info["task_id"] in test_ids and info["injected_error"]["kind"] in kinds
+    assert rollout(injected, "oracle", start=(observation, info)).success

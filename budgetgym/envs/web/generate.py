@@ -34,7 +34,7 @@ from budgetgym.envs.web.shop import PAGE_SIZE
 
 TASKS_PATH = ASSETS / "web" / "tasks.jsonl"
 FAILURES_PATH = ASSETS / "web" / "failure_states.jsonl"
-FAILURES_PER_KIND = 20
+FAILURES_PER_KIND = {"train": 20, "test": 5}  # split -> curated failure states of each kind
 SPLITS = {"train": (500, 7_001), "test": (100, 7_002)}  # split -> (count, seed)
 VERBATIM_TOP_HIT_SHARE = 0.04
 _MIN_NEAR_MISSES = 2
@@ -133,14 +133,16 @@ def generate_all(catalogue: Catalogue) -> list[dict[str, Any]]:
 
 
 def generate_failure_states(tasks: list[dict[str, Any]], catalogue: Catalogue) -> list[dict[str, Any]]:
-    """``FAILURES_PER_KIND`` curated failure states of each mistake kind, over the train split in order."""
+    """``FAILURES_PER_KIND[split]`` curated failure states of each mistake kind on each split, over
+    the split's instructions in order (so ``ErrorInjection`` works on either split)."""
     from budgetgym.core import TaskSet
     from budgetgym.core.failures import build_failure_states
     from budgetgym.envs.web.env import WebEnv
 
     task_set = TaskSet(tasks)
     env = WebEnv(tasks=task_set, catalogue=catalogue)
-    return build_failure_states(env, task_set.select("train"), FAILURES_PER_KIND, namespace="web")
+    return [state for split, per_kind in FAILURES_PER_KIND.items()
+            for state in build_failure_states(env, task_set.select(split), per_kind, namespace="web")]
 
 
 def main(argv: list[str] | None = None) -> int:
