@@ -312,6 +312,11 @@ class BFCLEnv(TextEnv):
 
     # ------------------------------------------------------------------ user turns
 
+    @property
+    def user_turn(self) -> int:
+        """The index of the user request being served (the number passed so far)."""
+        return self._user_turn
+
     def _start_user_turn(self, index: int) -> None:
         self._user_turn = index
         self._turn_called = False
