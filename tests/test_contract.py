@@ -400,15 +400,36 @@ def test_a_copy_mid_episode_is_independent_and_has_the_same_future(env_id, how):
     assert [json.dumps(s[5], sort_keys=True) for s in ahead] == [json.dumps(s[5], sort_keys=True) for s in behind]
 
 
-def _wrappers(env_id):
-    from budgetgym.chat import ChatView
-    from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
+#: Example arguments of every wrapper the package ships (the list itself comes from the package:
+#: a new wrapper without an entry here fails the contract instead of being skipped by it).
+WRAPPER_ARGUMENTS = {
+    "TurnBudget": dict(budget=0.5, reveal="remaining"),
+    "BudgetMix": dict(budgets=(0.5, 1.0)),
+    "HorizonSchedule": dict(stages=((0, 0.5), (10_000, 1.0)), by="steps"),  # by episodes, info counts resets
+    "ChatView": {},
+    "ErrorInjection": {},  # where the env ships failure states
+}
 
-    yield TurnBudget(make_or_skip(env_id), budget=0.5, reveal="remaining")
-    yield BudgetMix(make_or_skip(env_id), budgets=(0.5, 1.0))
-    yield ChatView(make_or_skip(env_id))
-    if text_env(make_or_skip(env_id)).failure_states():
-        yield ErrorInjection(make_or_skip(env_id))
+
+def shipped_wrappers() -> list[type]:
+    """Every ``gym.Wrapper`` class that ``budgetgym.wrappers`` and ``budgetgym.chat`` export."""
+    import budgetgym.chat
+    import budgetgym.wrappers
+
+    found = [value for module in (budgetgym.wrappers, budgetgym.chat) for value in vars(module).values()
+             if isinstance(value, type) and issubclass(value, gym.Wrapper) and value.__module__.startswith("budgetgym")]
+    return list(dict.fromkeys(found))
+
+
+def test_the_contract_runs_every_shipped_wrapper():
+    assert {cls.__name__ for cls in shipped_wrappers()} == set(WRAPPER_ARGUMENTS)
+
+
+def _wrappers(env_id):
+    for cls in shipped_wrappers():
+        if cls.__name__ == "ErrorInjection" and not text_env(make_or_skip(env_id)).failure_states():
+            continue
+        yield cls(make_or_skip(env_id), **WRAPPER_ARGUMENTS[cls.__name__])
 
 
 def test_every_wrapper_passes_check_env_and_remakes_from_its_spec(env_id):
