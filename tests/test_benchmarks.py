@@ -19,6 +19,7 @@ QUICK = {
     "bench_web.py": ["--repeats", "1", "--sizes", "2000"],
     "bench_bfcl.py": ["--rounds", "1"],
     "bench_coding.py": ["--rounds", "1", "--backends", "local"],
+    "bench_process_reward.py": ["--episodes", "1", "--rounds", "1", "--families", "fc"],
 }
 
 

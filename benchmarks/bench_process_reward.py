@@ -1,0 +1,128 @@
+"""What ``reward_mode="oracle_distance"`` costs per step, against the sparse mode, in one run.
+
+For each family, two agents' episodes are recorded once (seeded): the oracle (every state on the
+oracle's path: after the first rollout, each step is a cache hit) and a noisy oracle that takes a
+random action one turn in three (off-path states: a rollout from each new one). The same actions
+are then replayed in a sparse env and in an oracle-distance env, rounds interleaved, CPU time
+(``time.process_time``) per step with the resets included (a reset measures its start). Each
+oracle-distance round uses a fresh env, so its cache starts cold; its shadow copy is made before
+the clock starts (a one-time cost per env, reported apart as ``shadow_copy_ms``). The same env then
+replays the runs again, its cache warm (every state a hit): ``warm_us_per_step``, the price of a
+state digest and a lookup.
+
+    python benchmarks/bench_process_reward.py [--episodes 6] [--rounds 3] [--families fc,web,nav] [--coding]
+
+Prints one JSON object: per family and agent, the CPU microseconds per step in each mode, their
+ratio, and the cache's hits and misses per step; and ``targets``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import budgetgym  # noqa: E402,F401
+from budgetgym.eval.agents.scripted import NoisyOracleAgent, OracleAgent  # noqa: E402
+from budgetgym.eval.episodes import play_episode  # noqa: E402
+from timing import best, interleaved, target  # noqa: E402
+
+FAMILIES = {"fc": "budgetgym/FunctionCalling-v0", "web": "budgetgym/Web-v0", "nav": "budgetgym/Navigation-v0",
+            "coding": "budgetgym/Coding-v0"}
+KWARGS = {"coding": {"backend": "local"}}
+
+
+def record(env_id: str, kwargs: dict, agent, episodes: int) -> list[tuple[dict, list[str]]]:
+    env = gym.make(env_id, **kwargs)
+    ids = env.unwrapped.tasks.ids[:episodes]
+    runs = []
+    for number, task_id in enumerate(ids):
+        start = {"seed": number, "options": {"task_id": task_id}}
+        runs.append((start, play_episode(env, agent, **start).actions))
+    env.close()
+    return runs
+
+
+def replay_cpu(env: gym.Env, runs: list[tuple[dict, list[str]]]) -> tuple[float, int]:
+    clock, steps = time.process_time, 0
+    started = clock()
+    for start, actions in runs:
+        env.reset(**start)
+        for action in actions:
+            env.step(action)
+            steps += 1
+    return clock() - started, steps
+
+
+def measure(env_id: str, kwargs: dict, runs: list[tuple[dict, list[str]]], rounds: int) -> dict:
+    sparse = gym.make(env_id, **kwargs)
+    counts: dict[str, float] = {}
+    shadow_ms: list[float] = []
+    warm_us: list[float] = []
+
+    def sparse_round() -> float:
+        cpu, steps = replay_cpu(sparse, runs)
+        return cpu / steps * 1e6
+
+    def distance_round() -> float:
+        env = gym.make(env_id, reward_mode="oracle_distance", **kwargs)
+        base = env.unwrapped
+        started = time.perf_counter()
+        # A task outside the runs, so the timed episodes find the shadow made and the cache cold.
+        env.reset(seed=10_000, options={"task_id": base.tasks.ids[-1]})
+        shadow_ms.append((time.perf_counter() - started) * 1e3)
+        hits, misses = base._distance.hits, base._distance.misses
+        cpu, steps = replay_cpu(env, runs)
+        counts.update(hits_per_step=(base._distance.hits - hits) / steps,
+                      misses_per_step=(base._distance.misses - misses) / steps, steps=steps)
+        warm = 0.0
+        for run in runs:  # each episode again at once: its scope's cache still holds every state
+            replay_cpu(env, [run])
+            warm += replay_cpu(env, [run])[0]
+        warm_us.append(warm / steps * 1e6)
+        env.close()
+        return cpu / steps * 1e6
+
+    values = best(interleaved({"sparse": sparse_round, "oracle_distance": distance_round}, rounds))
+    sparse.close()
+    return {"sparse_us_per_step": round(values["sparse"], 1),
+            "oracle_distance_us_per_step": round(values["oracle_distance"], 1),
+            "ratio": round(values["oracle_distance"] / values["sparse"], 2),
+            "hits_per_step": round(counts["hits_per_step"], 3), "misses_per_step": round(counts["misses_per_step"], 3),
+            "steps": int(counts["steps"]), "shadow_copy_ms": round(min(shadow_ms), 1),
+            "warm_us_per_step": round(min(warm_us), 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--episodes", type=int, default=6, help="episodes per family and agent")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--families", default="fc,web,nav", help="of fc, web, nav, coding")
+    parser.add_argument("--coding", action="store_true", help="add Coding-v0 (bubblewrap; tests run in its steps)")
+    args = parser.parse_args(argv)
+    families = [f for f in args.families.split(",") if f] + (["coding"] if args.coding else [])
+    results, targets = {}, {}
+    for family in families:
+        env_id, kwargs = FAMILIES[family], KWARGS.get(family, {})
+        results[family] = {}
+        for name, agent in (("oracle", OracleAgent()), ("noisy", NoisyOracleAgent(p=1 / 3))):
+            runs = record(env_id, kwargs, agent, args.episodes)
+            results[family][name] = measure(env_id, kwargs, runs, args.rounds)
+        on_path, noisy = results[family]["oracle"], results[family]["noisy"]
+        targets[f"{family}.oracle_path_ratio"] = target(2.0, on_path["ratio"])
+        targets[f"{family}.warm_ratio"] = target(2.0, round(noisy["warm_us_per_step"] / noisy["sparse_us_per_step"], 2))
+        # An off-path step costs at most one rollout: the rollout's path is cached with it.
+        targets[f"{family}.noisy_misses_per_step"] = target(1.0, noisy["misses_per_step"])
+    print(json.dumps({"benchmark": "process_reward", "episodes": args.episodes, "rounds": args.rounds,
+                      "clock": "process_time", "results": results, "targets": targets}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
