@@ -27,7 +27,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 
 import budgetgym
 from budgetgym.chat import system_prompt
-from budgetgym.core.env import text_env
+from budgetgym.core.env import check_backend, text_env
 from budgetgym.integrations.episode import BudgetSpec
 
 
@@ -49,6 +49,7 @@ class BudgetgymGemEnv(gem.Env):
                           reveal=reveal)
         self.budgetgym_id = budgetgym_id
         self.env = spec.make(budgetgym_id, **env_kwargs)
+        check_backend(self.env)  # once per id and process: a broken backend trains on zeros
         self._next_seed = seed
         self._final_info: dict[str, Any] | None = None
 

@@ -29,6 +29,7 @@ try:
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise MissingExtra("integrations", "the SkyRL adapter", missing="skyrl-gym") from err
 
+from budgetgym.core.env import check_backend
 from budgetgym.integrations.episode import BudgetSpec, ChatEpisode
 
 ENV_CLASS = "budgetgym"
@@ -56,6 +57,7 @@ class BudgetgymSkyRLEnv(BaseTextEnv):
         self.seed = int(extras.get("seed") or 0)
         self.episode = ChatEpisode(str(extras["env_id"]), BudgetSpec.from_config(env_config), native=False,
                                    **dict(env_kwargs))
+        check_backend(self.episode.env)  # once per id and process: a broken backend trains on zeros
         self.chat_history: list[dict[str, Any]] = []
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:

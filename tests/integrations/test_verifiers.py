@@ -87,3 +87,27 @@ def test_taskset_rows_and_budget_config(probe):
     assert taskset.config.budget_spec().mix == (0.5, 1.0)
     with pytest.raises(ValueError, match="either a budget or a budget mix"):
         BudgetgymConfig(id=TASKSET_ID, budget=3, budget_mix=[0.5]).budget_spec()
+
+
+def test_the_documented_vf_eval_command_parses_and_stays_local(monkeypatch):
+    """docs/training.md's vf-eval line, parsed by verifiers' own CLI: the taskset's options are
+    known, and ``--no-push`` keeps the results local (the default pushes them, which fails
+    without an account on verifiers' platform)."""
+    import re
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from pydantic_config import cli
+    from verifiers.v1.cli.resolve import narrow_config, with_positional_taskset
+    from verifiers.v1.configs.cli.eval import EvalConfig
+
+    docs = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
+    command = re.search(r"```bash\n(vf-eval .*?)```", docs, re.S).group(1)
+    argv = with_positional_taskset(shlex.split(command.replace("\\\n", " "))[1:])
+    monkeypatch.setattr(sys, "argv", ["vf-eval", *argv])
+    config = cli(narrow_config(EvalConfig, argv))
+    assert config.push is False
+    taskset = config.env.taskset
+    assert (taskset.env_id, taskset.budget_mix, taskset.reveal) == ("budgetgym/FunctionCalling-v0",
+                                                                    [0.25, 0.5, 0.75, 1.0], "remaining")
