@@ -307,3 +307,19 @@ def test_web_progress_pays_progress_that_was_taken_back_and_the_oracle_distance_
     distance = farm_returns("budgetgym/Web-v0", "oracle_distance", 2)
     assert min(progress["progress-regress"]) >= 0.25
     assert distance["progress-regress"] == distance["oscillate"] == [0.0, 0.0]
+
+
+PLANS_FROM_ANY_STATE = {"budgetgym/FunctionCalling-v0", "budgetgym/Navigation-v0", "budgetgym/Web-v0",
+                        "budgetgym/Coding-v0"}
+
+
+@pytest.mark.parametrize("env_id", [e for e in __import__("registered").ENV_IDS
+                                    if e not in PLANS_FROM_ANY_STATE and e != "budgetgym/SWEBench-v0"])
+def test_every_other_id_refuses_the_mode_with_its_reason(env_id):
+    """Adapters whose oracle replays a script (BFCL-v0) or whose planning from any state is not
+    checked here refuse the mode at construction, saying why and what to use instead. (SWEBench-v0
+    refuses alike; building its test instance takes longer than this check is worth.)"""
+    from registered import make_or_skip
+
+    with pytest.raises(ValueError, match="cannot give reward_mode='oracle_distance'.*use 'sparse' or 'progress'"):
+        make_or_skip(env_id, reward_mode="oracle_distance")
