@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 import budgetgym
-from budgetgym.core.budgets import check_budget, parse_budget, resolve_cap as cap_for
+from budgetgym.core.budgets import check_budget, parse_budget, resolve_cap
 from budgetgym.wrappers import BudgetMix, TurnBudget, oracle_turns_of
 from registered import TOY_ID
 from toy_env import CounterEnv
@@ -29,13 +29,13 @@ def test_bad_budgets_are_refused_with_every_form_named(text):
 
 
 def test_cap_for_multiples():
-    assert cap_for("1x", 12, 5) == 5
-    assert cap_for("1.5x", 12, 5) == 8  # ceil(7.5)
-    assert cap_for("1.2x", 30, 10) == 12  # no float drift past the integer
-    assert cap_for("3x", 12, 5) == 12  # never above the full budget
-    assert cap_for("0.1x", 12, 5) == 1  # at least one turn
+    assert resolve_cap("1x", 12, 5) == 5
+    assert resolve_cap("1.5x", 12, 5) == 8  # ceil(7.5)
+    assert resolve_cap("1.2x", 30, 10) == 12  # no float drift past the integer
+    assert resolve_cap("3x", 12, 5) == 12  # never above the full budget
+    assert resolve_cap("0.1x", 12, 5) == 1  # at least one turn
     with pytest.raises(ValueError, match="shortest solution in turns is not known"):
-        cap_for("1x", 12, None)
+        resolve_cap("1x", 12, None)
     check_budget("1.5x")
     with pytest.raises(ValueError):
         check_budget("1.5")

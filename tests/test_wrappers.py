@@ -21,7 +21,7 @@ from toy_env import CounterEnv
 WAIT = "say(text='thinking')"  # a valid action that never ends the toy task
 
 
-def cap_for(budget, full):
+def share_cap(budget, full):
     return resolve_cap(budget, full, None)
 
 
@@ -56,12 +56,12 @@ def test_int_cap_above_full_budget_is_the_full_budget():
 
 @pytest.mark.parametrize("fraction,full,expected", [(0.25, 8, 2), (0.5, 5, 3), (1.0, 7, 7), (0.01, 4, 1), (0.1, 30, 3)])
 def test_fractional_cap_rounds_up_and_is_at_least_one(fraction, full, expected):
-    assert cap_for(fraction, full) == expected
+    assert share_cap(fraction, full) == expected
 
 
 @given(fraction=st.floats(min_value=1e-6, max_value=1.0), full=st.integers(1, 500))
 def test_fractional_cap_property(fraction, full):
-    cap = cap_for(fraction, full)
+    cap = share_cap(fraction, full)
     assert 1 <= cap <= full
     assert cap >= fraction * full - 1e-6 and (cap == 1 or cap - 1 < fraction * full + 1e-6)
 
@@ -111,7 +111,7 @@ def test_nested_budgets_tightest_wins():
     for inner, outer in [(2, 5), (5, 2), (0.25, 3)]:
         env = TurnBudget(TurnBudget(CounterEnv(), inner), outer)
         _, info = env.reset(seed=0, options={"task_id": "toy-18"})  # full budget 7
-        expected = min(cap_for(inner, 7), cap_for(outer, 7))
+        expected = min(share_cap(inner, 7), share_cap(outer, 7))
         assert info["budget"]["cap"] == expected
         assert steps_until_end(env)[0] == expected
 
@@ -152,7 +152,7 @@ def test_budget_mix_cap_is_the_drawn_share_and_reproducible():
         out = []
         for i in range(50):
             _, info = env.reset(seed=seed if i == 0 else None)
-            assert info["budget"]["cap"] == cap_for(info["budget"]["drawn"], info["full_budget"])
+            assert info["budget"]["cap"] == share_cap(info["budget"]["drawn"], info["full_budget"])
             out.append((info["task_id"], info["budget"]["cap"], info["budget"]["drawn"]))
         return out
 
@@ -255,7 +255,7 @@ def test_turn_budget_property(cap, reveal, actions, task):
     """For any cap and actions: the episode never outlives the cap, and info["budget"] adds up."""
     env = TurnBudget(CounterEnv(), cap, reveal=reveal)
     _, info = env.reset(seed=0, options={"task_id": f"toy-{task:02d}"})
-    limit = cap_for(cap, info["full_budget"])
+    limit = share_cap(cap, info["full_budget"])
     for turns, action in enumerate(actions, 1):
         _, _, terminated, truncated, info = env.step(action)
         budget = info["budget"]
