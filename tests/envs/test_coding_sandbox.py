@@ -197,3 +197,67 @@ def test_a_forked_worker_neither_takes_nor_removes_the_parents_containers():
     finally:
         after.close()
         parent.close()
+
+
+def test_the_local_sandbox_runs_an_interpreter_under_tmp_or_behind_a_symlink(tmp_path):
+    """A virtual environment under /tmp was hidden by the sandbox's own /tmp (mounted after the
+    interpreter was bound: `python: not found`), and a symlinked one was looked for at the link."""
+    require("local")
+    import subprocess
+    import sys
+
+    venv = tmp_path / "venv"  # tmp_path lives under /tmp
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    link = tmp_path / "linked"
+    link.symlink_to(os.path.realpath(sys.prefix))
+    for python, check in ((venv / "bin" / "python", "import sys; print(sys.prefix)"),
+                          (link / "bin" / "python", "import pytest, sys; print(sys.prefix)")):
+        sandbox = make_sandbox("local", limits=LIMITS, python=str(python))
+        try:
+            sandbox.load(FILES)
+            result = sandbox.run(f"python -I -c {check!r}")
+            assert result.exit_code == 0, result.output
+            assert result.output.strip() == os.path.realpath(os.path.dirname(os.path.dirname(python)))
+        finally:
+            sandbox.close()
+
+
+@pytest.mark.parametrize("place", ["/tmp", "/dev/shm", "/var/tmp", "/run/lock", "/workspace"])
+def test_every_writable_place_is_bounded(box, place):
+    """Filling each place a command can write stops at its size (the local /tmp had none: host
+    memory; Docker's /var/tmp and workspace had none: host disk); a place the backend does not
+    offer is not writable at all. The local workspace is a host folder, held to its cap when the
+    command ends (each file by the file-size limit meanwhile)."""
+    limit = LIMITS.workspace_bytes if place == "/workspace" else LIMITS.scratch_bytes
+    fill = (f"mkdir -p {place}/fill 2>/dev/null; i=0; while [ $i -lt 48 ]; do "
+            f"head -c 2097152 /dev/zero > {place}/fill/$i || break; i=$((i+1)); done")
+    measure = f"du -sk {place}/fill 2>/dev/null | cut -f1"
+    if box.backend == "local" and place == "/workspace":
+        box.run(fill)
+        result = box.run(measure)
+    else:
+        result = box.run(f"{fill}; {measure}")
+    words = result.output.split()
+    written = int(words[-1]) * 1024 if words and words[-1].isdigit() else 0
+    assert written <= limit + (1 << 20), (place, written, result.output[-300:])
+    assert usable(box)
+
+
+def test_scratch_files_do_not_reach_the_grading_run(box):
+    box.run("mkdir -p /tmp/.local && echo planted > /tmp/planted; echo planted > /var/tmp/planted 2>/dev/null; true")
+    result = box.run_isolated({"t.sh": "ls /tmp /var/tmp 2>/dev/null\n"}, "sh t.sh")
+    assert "planted" not in result.output and ".local" not in result.output
+
+
+def test_check_backend_runs_pytest_in_the_sandbox_and_names_cause_and_fix(tmp_path):
+    require("local")
+    import gymnasium as gym
+
+    from budgetgym.core import BackendUnavailable
+
+    gym.make("budgetgym/Coding-v0").unwrapped.check_backend()
+    broken = gym.make("budgetgym/Coding-v0", sandbox_options={"python": str(tmp_path / "gone" / "bin" / "python")})
+    with pytest.raises(BackendUnavailable) as caught:
+        broken.unwrapped.check_backend()
+    message = str(caught.value)
+    assert "\n" not in message and "do not run inside the sandbox" in message and "pip install pytest" in message

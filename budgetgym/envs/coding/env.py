@@ -56,10 +56,10 @@ import random
 import shlex
 from typing import Any, Mapping, Sequence
 
-from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall, ToolError
+from budgetgym.core import Action, BackendUnavailable, Outcome, SnapshotError, Task, TextEnv, ToolCall, ToolError
 from budgetgym.envs.coding.mutate import segment
 from budgetgym.envs.coding.repos import is_test_path, repo_files
-from budgetgym.envs.coding.sandbox import Limits, SandboxDied, make_sandbox
+from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxUnavailable, make_sandbox
 from budgetgym.envs.coding.tools import TOOLS
 from budgetgym.envs.coding.workspace import Workspace
 
@@ -134,6 +134,27 @@ class CodingEnv(TextEnv):
         self.sandbox = make_sandbox(backend, limits=limits, **options)
         self.output_limit = output_limit
         self.ws: Workspace | None = None
+
+    # ------------------------------------------------------------------ backend
+
+    def check_backend(self) -> None:
+        """The sandbox really runs the interpreter and pytest: one command, as grading runs it, in
+        a sandbox of this env's backend and limits (a broken one scored every episode 0: an
+        interpreter hidden from the sandbox answered ``python: not found`` to every test run)."""
+        backend, options = self._sandbox_args
+        where = f"budgetgym/Coding-v0 ({backend} sandbox)"
+        try:
+            with make_sandbox(backend, **options) as sandbox:
+                sandbox.load({"check.py": "import pytest\nprint('pytest', pytest.__version__)\n"})
+                result = sandbox.run("python -I -B check.py", timeout=60)
+        except (SandboxUnavailable, SandboxDied) as err:
+            raise BackendUnavailable(f"{where}: {err}") from None
+        if result.exit_code != 0 or "pytest " not in result.output:
+            said = " ".join(result.output.split())[-200:] or f"exit code {result.exit_code}"
+            fix = ("the interpreter or pytest is missing inside the sandbox: install pytest into the Python "
+                   "that runs budgetgym (pip install pytest)" if backend == "local" else
+                   "rebuild the image: python -m budgetgym.envs.coding.image --force")
+            raise BackendUnavailable(f"{where}: python and pytest do not run inside the sandbox ({said}); {fix}")
 
     # ------------------------------------------------------------------ episode
 

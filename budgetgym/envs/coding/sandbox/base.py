@@ -35,6 +35,9 @@ class Limits:
     processes: int = 64
     file_bytes: int = 16 << 20
     workspace_bytes: int = 64 << 20
+    #: Each scratch file system a command can write (``/tmp``, ``/var/tmp``, ``/dev/shm``, ...): a
+    #: tmpfs of this size, so no command puts more than this into host memory or disk through it.
+    scratch_bytes: int = 64 << 20
     output_bytes: int = 16_384
     #: Past this much output the command is stopped: nobody reads a gigabyte of log.
     output_kill_bytes: int = 4 << 20

@@ -6,6 +6,9 @@ rlimits, every capability dropped and ``no-new-privileges``. Commands run as uid
 ``/workspace`` under ``timeout -s KILL``; after each command every process of that user is killed,
 so nothing the agent starts outlives its command (as in the local backend's PID namespace). File
 tools check, inside the container, that a path resolves inside ``/workspace`` before touching it.
+Every place the sandbox user can write is a sized tmpfs: ``/tmp``, ``/var/tmp``, ``/run/lock`` and
+``/dev/shm`` (``Limits.scratch_bytes`` each) and the workspace (a tmpfs volume of
+``Limits.workspace_bytes``); grading runs in a fresh container, so none of them reaches it.
 
 The pool keeps ``pool_size`` started containers per (engine, image, limits); taking one starts a
 replacement in a background thread, so a reset costs one archive upload. A used container is
@@ -128,18 +131,29 @@ class ContainerPool:
             return pool
 
     def start(self):
-        """A new started container with an empty /workspace owned by the sandbox user."""
+        """A new started container with an empty /workspace owned by the sandbox user (for pools that
+        make one), its scratch folders and workspace sized tmpfs file systems."""
         import docker.errors
-        from docker.types import Ulimit
+        from docker.types import DriverConfig, Mount, Ulimit
 
         limits = self.limits
+        # Every place the sandbox user can write is a sized tmpfs: the scratch folders, and the
+        # workspace as a tmpfs volume (a volume, unlike a tmpfs mount, takes archive uploads).
+        scratch = f"size={limits.scratch_bytes}"
+        mounts = []
+        if self.make_workspace:
+            uid = USER.split(":")[0]
+            mounts.append(Mount(target=WORKDIR, source=None, type="volume", driver_config=DriverConfig(
+                "local", options={"type": "tmpfs", "device": "tmpfs",
+                                  "o": f"size={limits.workspace_bytes},uid={uid},gid={uid},mode=0700"})))
         try:
             container = self.client.containers.run(
                 self.image, ["sleep", "infinity"], detach=True, network_mode="none",
                 labels={LABEL: "1", f"{LABEL}.owner": OWNER},
                 mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes, nano_cpus=1_000_000_000,
                 pids_limit=limits.processes + 8, cap_drop=["ALL"], security_opt=["no-new-privileges"],
-                tmpfs={"/tmp": "size=64m"}, init=True, auto_remove=False,
+                tmpfs={"/tmp": scratch, "/var/tmp": scratch, "/run/lock": scratch}, shm_size=limits.scratch_bytes,
+                mounts=mounts, init=True, auto_remove=False,
                 ulimits=[Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
                          Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds),
                          Ulimit(name="nofile", soft=256, hard=256), Ulimit(name="core", soft=0, hard=0)])
@@ -148,8 +162,6 @@ class ContainerPool:
                                      f"`python -m budgetgym.envs.coding.image` (as root)") from None
         except docker.errors.APIError as err:
             raise SandboxUnavailable(f"could not start a container of {self.image}: {err}") from None
-        if self.make_workspace:
-            container.put_archive("/", _tar({}, uid=1000, top="workspace", dir_mode=0o700))
         return container
 
     def take(self, refill: bool = True):
@@ -233,7 +245,7 @@ def reap(client) -> int:
         except PermissionError:
             continue
         try:
-            client.api.remove_container(entry["Id"], force=True)
+            client.api.remove_container(entry["Id"], force=True, v=True)
             removed += 1
         except Exception:
             pass
@@ -279,7 +291,7 @@ def _remove_soon(container) -> None:
 
 def _remove(container) -> None:
     try:
-        container.remove(force=True)
+        container.remove(force=True, v=True)  # v: the workspace volume goes with it
     except Exception:
         pass
 

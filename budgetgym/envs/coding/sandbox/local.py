@@ -9,7 +9,8 @@ episode's commands nor other users can read it. A command runs as
 bubblewrap (as root, building the mount namespace) gives a root file system assembled from
 read-only binds of the system's parts (``/usr``, the Python in use, a few files of ``/etc``),
 finished with ``--remount-ro /``; the workspace bound read-write at ``/workspace``; a private
-``/tmp``; new PID, network, IPC and UTS namespaces (no network at all) and ``--die-with-parent``.
+``/tmp`` and ``/dev/shm``, each a tmpfs of ``Limits.scratch_bytes`` (mounted before the interpreter's
+folders are bound, so an interpreter under ``/tmp`` stays visible); new PID, network, IPC and UTS namespaces (no network at all) and ``--die-with-parent``.
 ``setpriv`` then drops to the sandbox's own uid with no capabilities and no new privileges:
 ``RLIMIT_NPROC`` counts a real uid's processes and does nothing for root, so the drop is what makes
 the process cap hold. Not as root, the command runs under the invoking user in a user namespace
@@ -49,15 +50,25 @@ _ETC_FILES = ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/p
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
-def _python_roots() -> list[str]:
-    """The folders the running Python needs (a virtual environment and its base installation)."""
-    roots = []
-    for path in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))):
-        path = os.path.realpath(path)
-        if path.startswith("/usr/") or path == "/usr" or path in roots:
+def _python_roots(python: str) -> list[str]:
+    """The folders the sandbox's Python needs, symlinks resolved: its environment (the folder above
+    its ``bin``: a virtual environment, a conda env) and the installation it runs on; none under
+    ``/usr``, which is bound whole. A folder inside another is not bound twice."""
+    roots: list[str] = []
+    candidates = [os.path.dirname(_bin_folder(python)), os.path.dirname(os.path.dirname(os.path.realpath(python)))]
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        candidates += [sys.prefix, sys.base_prefix]
+    for path in map(os.path.realpath, candidates):
+        if path in ("/", "/usr") or path.startswith("/usr/") or path in roots:
             continue
         roots.append(path)
-    return roots
+    return [p for p in roots if not any(p != q and p.startswith(q + "/") for q in roots)]
+
+
+def _bin_folder(python: str) -> str:
+    """The folder of ``python`` with symlinks in the folder's own path resolved (not the file's: a
+    virtual environment's ``bin/python`` links to its base interpreter, and must be run from here)."""
+    return os.path.realpath(os.path.dirname(os.path.abspath(python)))
 
 
 class LocalSandbox(Sandbox):
@@ -123,11 +134,17 @@ class LocalSandbox(Sandbox):
             if os.path.exists(path):
                 parents(path)
                 args.extend(["--ro-bind", path, path])
-        for path in _python_roots():
+        # The scratch file systems first, sized: an interpreter that lives under /tmp (a checkout's
+        # virtual environment) is bound into the new /tmp after it is mounted, not hidden by it.
+        scratch = str(self.limits.scratch_bytes)
+        args.extend(["--dev", "/dev", "--proc", "/proc"])
+        for folder in ("/tmp", "/dev/shm"):
+            args.extend(["--perms", "1777", "--size", scratch, "--tmpfs", folder])
+            made.add(folder)
+        for path in _python_roots(self.python):
             parents(path + "/x")
             args.extend(["--ro-bind", path, path])
             made.add(path)
-        args.extend(["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"])
         return args
 
     def _make_workspace(self) -> None:
@@ -236,7 +253,7 @@ class LocalSandbox(Sandbox):
         limits = self.limits
         rlimits = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds}", f"--fsize={limits.file_bytes}",
                    "--nofile=256", "--core=0"]
-        env = {"PATH": f"{os.path.dirname(self.python)}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
+        env = {"PATH": f"{_bin_folder(self.python)}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                "PYTHONHASHSEED": "0", "TERM": "dumb"}
         if not self.isolated:

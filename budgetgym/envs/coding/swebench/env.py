@@ -52,7 +52,8 @@ import tempfile
 import time
 from typing import Any, Mapping
 
-from budgetgym.core import Action, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall, ToolError, tool_map
+from budgetgym.core import (Action, BackendUnavailable, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall,
+                            ToolError, tool_map)
 from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxUnavailable
 from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
@@ -260,11 +261,29 @@ class SWEBenchEnv(TextEnv):
         self.client = docker_client()
         self.tools = TOOLS
         self.limits = limits or Limits(wall_seconds=600, cpu_seconds=600, memory_bytes=8 << 30, processes=512,
-                                       file_bytes=256 << 20)
+                                       file_bytes=256 << 20, scratch_bytes=1 << 30)
         self.output_limit = output_limit
         self.pool_size = pool_size
         self.sandbox = None
         self.ws: RepoWorkspace | None = None
+
+    def check_backend(self) -> None:
+        """The Docker engine answers and the first instance's image runs git in its repository
+        (images are never pulled: a missing one scored every episode 0)."""
+        from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
+
+        instance = self.tasks[0]["instance"]
+        where = f"budgetgym/SWEBench-v0 (image {instance['image']})"
+        try:
+            with DockerSandbox(limits=self.limits, image=instance["image"], client=self.client,
+                               workdir=workdir_of(instance), user=instance.get("user", "root"), pool_size=0) as sandbox:
+                sandbox.load({})
+                result = sandbox.run("git rev-parse HEAD", timeout=60)
+        except (SandboxUnavailable, SandboxDied) as err:
+            raise BackendUnavailable(f"{where}: {err}") from None
+        if result.exit_code != 0:
+            raise BackendUnavailable(f"{where}: git does not run in {workdir_of(instance)} "
+                                     f"({' '.join(result.output.split())[-200:]}); build or load the instance's image")
 
     def _open(self, task: Task, patch: str) -> None:
         from budgetgym.envs.coding.sandbox.docker_backend import DockerSandbox
