@@ -255,7 +255,12 @@ def test_coding_pays_a_fix_and_takes_it_back_when_reverted():
     assert rewards[2] > 0 and sum(rewards[2:]) == pytest.approx(0.0, abs=1e-12)
     rest = rollout(env, "oracle", reset=False)
     assert rest.success and sum(rewards) + rest.total_reward == pytest.approx(1.0)
+    shadow = base._distance._shadow
+    assert shadow is not None
+    closed = []
+    shadow.sandbox.close = lambda original=shadow.sandbox.close: closed.append(original())
     env.close()
+    assert base._distance._shadow is None and closed  # the shadow's sandbox went with the env
 
 
 # ------------------------------------------------------------------ the farms (budgetgym.eval.exploits.process)

@@ -463,6 +463,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     def close(self) -> None:
         self._ready = False
         self._teardown()
+        if self._distance is not None:
+            self._distance.close()  # the oracle-distance reward's shadow env
         super().close()
 
     def render(self) -> str | None:

@@ -127,6 +127,12 @@ class OracleDistance:
         self._cache, self._scope, self._unit = state["_cache"], state["_scope"], state["_unit"]
         self.potential = state["potential"]
 
+    def close(self) -> None:
+        """Close the shadow env (its backend: a sandbox, an engine); a later miss makes a new one."""
+        shadow, self._shadow = self._shadow, None
+        if shadow is not None:
+            shadow.close()
+
     def start(self, env: "TextEnv") -> None:
         """An episode began (or was restored) in ``env``: take its state's potential."""
         scope = (env.task.id, env._episode_seed)  # type: ignore[union-attr]
