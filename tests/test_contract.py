@@ -390,7 +390,7 @@ def test_a_copy_mid_episode_is_independent_and_has_the_same_future(env_id, how):
     make_or_skip(env_id).close()  # an adapter without its extra or data is skipped, with its reason
     env = budgetgym.make(env_id, budget=0.75, reveal="remaining")
     env.reset(seed=4)
-    play(env, [None, "I am not sure yet."])
+    play(env, [None, "not_a_tool()"])  # an invalid action ends no episode (a failed answer may)
     twin = pickle.loads(pickle.dumps(env)) if how == "pickle" else copy.deepcopy(env)
     assert twin.unwrapped is not env.unwrapped
     assert json.dumps(twin.unwrapped.snapshot(), sort_keys=True) == json.dumps(env.unwrapped.snapshot(), sort_keys=True)
