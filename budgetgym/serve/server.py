@@ -33,6 +33,7 @@ import base64
 import binascii
 import hmac
 import ipaddress
+import json
 import os
 import socket
 import threading
@@ -220,7 +221,10 @@ class App:
         self.config = config
         self.sessions: dict[str, ServedEnv] = {}
         self._lock = threading.Lock()
-        probe = gym.make(config.env_id, **config.env_kwargs)  # a bad env argument fails at start, not per session
+        try:  # a bad env argument fails at start, not in every session
+            probe = gym.make(config.env_id, **config.env_kwargs)
+        except TypeError as err:
+            raise ValueError(f"{config.env_id} does not take the arguments {config.env_kwargs}: {err}") from None
         try:
             base = text_env(probe)
             self.description = {
@@ -479,7 +483,16 @@ def read_token(token_file: str | None) -> str | None:
 
 def serve_command(env_id: str, args: Any) -> int:
     """``budgetgym serve ID``: serve until Ctrl-C, the URL printed once the socket listens."""
-    config = ServeConfig(env_id, env_kwargs={"split": args.split} if args.split else {},
+    env_kwargs = {"split": args.split} if args.split else {}
+    for item in args.env_arg:
+        key, equals, value = item.partition("=")
+        if not equals or not key.isidentifier():
+            raise ValueError(f"--env-arg takes KEY=VALUE, got {item!r}")
+        try:
+            env_kwargs[key] = json.loads(value)
+        except ValueError:
+            env_kwargs[key] = value
+    config = ServeConfig(env_id, env_kwargs=env_kwargs,
                          token=read_token(args.token_file), max_sessions=args.max_sessions,
                          idle_seconds=args.idle_seconds, max_message_bytes=args.max_message_bytes)
 
