@@ -261,3 +261,26 @@ def test_check_backend_runs_pytest_in_the_sandbox_and_names_cause_and_fix(tmp_pa
         broken.unwrapped.check_backend()
     message = str(caught.value)
     assert "\n" not in message and "do not run inside the sandbox" in message and "pip install pytest" in message
+
+
+def test_the_coding_modules_import_without_a_circle():
+    """image.py and the Docker backend imported each other (behind two lazy imports); the image
+    name now lives in the backend, which imports nothing of the builder."""
+    import ast
+    import pathlib
+
+    import budgetgym.envs.coding as coding
+
+    root = pathlib.Path(coding.__file__).parent
+    graph = {}
+    for path in root.rglob("*.py"):
+        name = "budgetgym.envs.coding." + ".".join(path.relative_to(root).with_suffix("").parts)
+        name = name.removesuffix(".__init__")
+        graph[name] = {node.module for node in ast.walk(ast.parse(path.read_text()))
+                       if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("budgetgym.envs.coding")}
+
+    def reaches(start, goal, seen=()):
+        return any(m == goal or (m not in seen and reaches(m, goal, (*seen, m))) for m in graph.get(start, ()))
+
+    assert not reaches("budgetgym.envs.coding.sandbox.docker_backend", "budgetgym.envs.coding.image")
+    assert "budgetgym.envs.coding.sandbox.docker_backend" in graph["budgetgym.envs.coding.image"]

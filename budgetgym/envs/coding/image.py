@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 
-IMAGE = "budgetgym/coding-python:bookworm-1"
+from budgetgym.envs.coding.sandbox.docker_backend import IMAGE, docker_client
+
 PACKAGES = ("python3", "python3-pytest", "git")
 SUITE = "bookworm"
 MIRROR = os.environ.get("BUDGETGYM_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -35,8 +36,6 @@ def image_exists(client, name: str = IMAGE) -> bool:
 
 def build_image(name: str = IMAGE, force: bool = False, log=print) -> bool:
     """Build ``name`` unless it exists; True when a build ran. Raises RuntimeError with the cause."""
-    from budgetgym.envs.coding.sandbox.docker_backend import docker_client
-
     client = docker_client()
     if not force and image_exists(client, name):
         log(f"{name}: already built")
@@ -67,6 +66,9 @@ def build_image(name: str = IMAGE, force: bool = False, log=print) -> bool:
         raise RuntimeError(f"docker import did not produce {name}")
     log(f"{name}: built in {time.monotonic() - started:.0f} s")
     return True
+
+
+__all__ = ["IMAGE", "build_image", "image_exists", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:

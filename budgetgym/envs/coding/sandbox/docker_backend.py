@@ -1,6 +1,6 @@
 """The Docker backend: each episode in its own container, taken from a pool of warm ones.
 
-Containers run the image (default: the locally built :data:`budgetgym.envs.coding.image.IMAGE`)
+Containers run the image (default: :data:`IMAGE`, built locally by :mod:`budgetgym.envs.coding.image`)
 with no network, a memory cap (swap included), one CPU, a process cap, file-size and CPU-time
 rlimits, every capability dropped and ``no-new-privileges``. Commands run as uid 1000 in
 ``/workspace`` under ``timeout -s KILL``; after each command every process of that user is killed,
@@ -33,6 +33,9 @@ from budgetgym.envs.coding.sandbox.base import (
     relative_path,
 )
 
+#: The image episodes run in by default, built by ``python -m budgetgym.envs.coding.image``
+#: (named here, where the backend and the builder both read it).
+IMAGE = "budgetgym/coding-python:bookworm-1"
 USER = "1000:1000"
 LABEL = "budgetgym.coding"
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
@@ -306,8 +309,6 @@ class DockerSandbox(Sandbox):
         ``/testbed``) names its folder and usually runs as root; then no processes are ended between
         commands (ending root's would stop the container)."""
         super().__init__(limits)
-        from budgetgym.envs.coding.image import IMAGE
-
         self.client = client or docker_client()
         self.image = image or IMAGE
         self.workdir = workdir
