@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.budgetgym-installed
 
-.PHONY: setup test demo bench study clean browser coding-deps
+.PHONY: setup test demo bench study clean browser sandbox coding-deps
 
 # The web family's browser tests (Web-v0 over HTTP, MiniWoB-v0) drive Debian's chromium and its driver.
 # Installed when run as root and missing; elsewhere those tests say what to install and skip.
@@ -35,11 +35,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 setup: $(STAMP)
 
+# Coding-v0's local sandbox, as root: bubblewrap (the demo's one system need; elsewhere the demo
+# leaves Coding-v0 out and names this target).
+sandbox:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s bubblewrap >/dev/null 2>&1; then \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 bubblewrap; \
+	fi
+
 # The coding family's sandboxes, as root: bubblewrap, a Docker engine (started when not running) and
 # the locally built test image (debootstrap + docker import, once; skipped when it exists).
-coding-deps: setup
+coding-deps: setup sandbox
 	@if [ "$$(id -u)" = 0 ]; then \
-	  missing=""; for p in bubblewrap docker.io debootstrap; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  missing=""; for p in docker.io debootstrap; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  if [ -n "$$missing" ]; then apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 $$missing; fi; \
 	  if ! docker info >/dev/null 2>&1; then (dockerd >/var/log/budgetgym-dockerd.log 2>&1 &); \
 	    for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; fi; \
@@ -49,7 +56,9 @@ coding-deps: setup
 test: setup browser coding-deps
 	$(BIN)/python -m pytest -q
 
-demo: setup
+# The default envs that can run here: as root the sandbox is installed first; an env whose backend
+# cannot run is left out, named in one line with what enables it.
+demo: setup sandbox
 	$(BIN)/budgetgym eval --agent noisy-oracle --out runs/demo
 
 study: setup

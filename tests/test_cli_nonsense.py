@@ -98,7 +98,7 @@ RUNTIME = {
     "report --out a file": lambda t: ["report", str(t), "--out", _regular_file(t)],
     "compare --out a read-only folder": lambda t: ["compare", str(t), str(t), "--out", _read_only_folder(t)],
     "export --out a folder": lambda t: ["export", FC, "--out", str(t)],
-    "export --out in a missing folder": lambda t: ["export", FC, "--out", str(t / "missing" / "rows.jsonl")],
+    "export --out under a file": lambda t: ["export", FC, "--out", _regular_file(t) + "/rows.jsonl"],
     "export --out a read-only folder": lambda t: ["export", FC, "--out", _read_only_folder(t) + ".jsonl"],
     "export --out /dev/full": lambda t: ["export", FC, "--out", "/dev/full", "--limit", "1"],
     "export of an unknown id": lambda t: ["export", "budgetgym/Nope-v0", "--out", str(t / "rows.jsonl")],

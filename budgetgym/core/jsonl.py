@@ -86,6 +86,8 @@ def write_bytes(path: str | Path, data: bytes) -> tuple[int, str]:
         with open(temporary, "wb") as handle:
             handle.write(data)
         os.replace(temporary, path)
+    except OSError as err:  # name the file asked for, not the temporary one
+        raise type(err)(err.errno, err.strerror, str(path)) from None
     finally:
         if temporary.exists():
             temporary.unlink()

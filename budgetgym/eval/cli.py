@@ -367,7 +367,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from budgetgym.eval.report import print_summary, summarize, write_report
     from budgetgym.eval.sweep import run_sweep
 
-    env_ids = _env_ids(args.env) or default_env_ids()
+    env_ids = _env_ids(args.env) or _runnable(default_env_ids())
     if not env_ids:
         raise UsageError("no environment registered; name one with --env")
     ks = args.k or list(DEFAULT_KS)  # report and compare infer their grid; eval runs the default one
@@ -557,6 +557,31 @@ def cmd_probe_budget_awareness(args: argparse.Namespace) -> int:
     return 0
 
 
+def _runnable(env_ids: list[str]) -> list[str]:
+    """The default envs whose backend runs here. Each one that cannot (its extra missing, its
+    sandbox, engine or browser broken) is named in one line with the fix, and left out: the default
+    sweep is what this machine can run (an env named with --env is refused instead)."""
+    import gymnasium as gym
+
+    from budgetgym.core.env import check_backend
+
+    runnable = []
+    for env_id in env_ids:
+        try:
+            env = gym.make(env_id)
+            try:
+                check_backend(env)
+            finally:
+                env.close()
+        except (MissingExtra, BackendUnavailable) as err:
+            print(f"budgetgym: skipped {env_id}: {' '.join(str(err).split())}", file=sys.stderr)
+            continue
+        runnable.append(env_id)
+    if env_ids and not runnable:
+        raise BackendUnavailable("no default env can run here (each one's reason is above)")
+    return runnable
+
+
 def _first_env_with_failure_states() -> str:
     import gymnasium as gym
 
@@ -595,7 +620,8 @@ def add_commands(subparsers: Any) -> None:
     evaluate = subparsers.add_parser("eval", parents=[grid], help="Pass@(K,T) sweep of an agent, with a report",
                                      description=cmd_eval.__doc__, formatter_class=Formatter)
     evaluate.add_argument("--env", action="append", default=None,
-                          help="an env id (repeatable; default: every self-contained registered env)")
+                          help="an env id (repeatable; default: every self-contained registered env whose backend "
+                               "runs here, each one left out named with the command that enables it)")
     _add_agent_options(evaluate, ("agent", "noisy-oracle"))
     evaluate.add_argument("--n", type=count_argument, default=None, help="attempts per task per budget (default: max K)")
     evaluate.add_argument("--reveal", type=_reveal_list, default="none",

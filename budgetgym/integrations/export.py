@@ -95,8 +95,8 @@ def export_tasks(env_id: str, out: str | Path, *, format: str | None = None, spl
     ``format`` defaults from the suffix (``.parquet``, else JSONL). Parquet needs ``pyarrow``
     (``pip install budgetgym[integrations]``). Nothing is written when the env cannot be made or its
     backend cannot run here. ``out`` is replaced atomically when it is a regular file (or absent),
-    written to as it is when it is a device or a pipe (``/dev/stdout``), and refused otherwise; its
-    folder must exist.
+    written to as it is when it is a device or a pipe (``/dev/stdout``), and refused otherwise; a
+    missing folder is created.
     """
     path = Path(out)
     format = format or ("parquet" if path.suffix == ".parquet" else "jsonl")
@@ -106,6 +106,7 @@ def export_tasks(env_id: str, out: str | Path, *, format: str | None = None, spl
         pa = require("pyarrow", "parquet export")
         pq = require("pyarrow.parquet", "parquet export")
     rows = list(task_rows(env_id, split=split, seed=seed, tool_mode=tool_mode, limit=limit))
+    path.parent.mkdir(parents=True, exist_ok=True)
     if format == "jsonl":
         write_jsonl(path, rows)
     else:

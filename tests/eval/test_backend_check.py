@@ -71,3 +71,22 @@ def test_a_working_backend_is_checked_once_per_process(tmp_path):
         assert Counting.checks == 1
     finally:
         del gym.registry["budgetgym-test/CountedCheck-v0"]
+
+
+def test_the_default_sweep_names_each_env_it_leaves_out_and_runs_the_rest(tmp_path, capsys, monkeypatch):
+    from registered import TOY_ID
+
+    import budgetgym.eval.cli as eval_cli
+
+    monkeypatch.setattr(eval_cli, "default_env_ids", lambda: [BROKEN_ID, TOY_ID])
+    code = main(["eval", "--agent", "oracle", "--k", "1", "--budgets", "1.0", "--quiet", "--no-progress",
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    skipped = [line for line in err.splitlines() if line.startswith("budgetgym: skipped")]
+    assert skipped == [f"budgetgym: skipped {BROKEN_ID}: the toy backend did not start (no engine); "
+                       "install the engine"]
+    envs = {line.split('"env": "')[1].split('"')[0] for line in (tmp_path / "episodes.jsonl").read_text().splitlines()}
+    assert envs == {TOY_ID}
+    monkeypatch.setattr(eval_cli, "default_env_ids", lambda: [BROKEN_ID])
+    assert main(["eval", "--agent", "oracle", "--quiet", "--no-progress", "--out", str(tmp_path / "none")]) == 1
