@@ -186,3 +186,30 @@ def test_budgetgym_serve_refuses_an_unknown_id():
     wrong = subprocess.run([sys.executable, "-m", "budgetgym.cli", "serve", "budgetgym/FunctionCaling-v0"],
                            capture_output=True, text=True, timeout=120)
     assert wrong.returncode == 2 and "FunctionCalling-v0" in wrong.stderr
+
+
+def test_the_rollout_loop_and_gymnasiums_vector_env_run_a_served_id_unchanged(server):
+    from budgetgym.core.rollout import rollout
+
+    shadow = budgetgym.make(FC, budget=0.5)  # the policy: the oracle of an in-process twin
+
+    def policy(observation, info, env):
+        action = text_env(shadow).oracle_action()
+        if action is not None:
+            shadow.step(action)
+        return action
+
+    shadow.reset(seed=7)
+    far = remote(server, budget=0.5)
+    played = rollout(far, policy, seed=7)
+    local = budgetgym.make(FC, budget=0.5)
+    assert played.success and played.actions == rollout(local, "oracle", seed=7).actions
+    for env in (shadow, far, local):
+        env.close()
+
+    vector = gym.vector.SyncVectorEnv([lambda: remote(server), lambda: remote(server)])
+    observations, infos = vector.reset(seed=[0, 1])
+    assert list(observations) == [budgetgym.make(FC).reset(seed=s)[0] for s in (0, 1)]
+    _, rewards, terminated, truncated, _ = vector.step(["hello", '{"name": "nothing", "arguments": {}}'])
+    assert len(rewards) == 2
+    vector.close()
