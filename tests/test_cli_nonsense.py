@@ -157,3 +157,25 @@ def test_an_install_without_matplotlib_writes_everything_but_the_plots(capsys, t
     code, err = run(capsys, [*EVAL[:-1], "--k", "1", "--budgets", "1.0", "--out", str(tmp_path)])
     assert code == 1 and "'rich'" in err and "--quiet" in err  # tables need rich: refused in one line
     assert_one_line_refusal(code, err, "eval without --quiet")
+
+
+def test_every_import_guard_raises_the_one_missing_extra_error():
+    """One class and one message form for a missing extra: no guard raises a bare ImportError or
+    Gymnasium's DependencyNotInstalled of its own."""
+    package = Path(__file__).parents[1] / "budgetgym"
+    offenders = [f"{path.relative_to(package)}" for path in package.rglob("*.py")
+                 if path.name != "extras.py" and ("raise ImportError(" in path.read_text()
+                                                  or "(DependencyNotInstalled" in path.read_text())]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("argv,module", [
+    (["play", "budgetgym/Navigation-v0"], "textworld"),
+    (["export", FC, "--out", "rows.parquet"], "pyarrow"),
+])
+def test_a_missing_extra_exits_1_in_one_line_everywhere(capsys, tmp_path, monkeypatch, argv, module):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, module, None)  # import now raises ImportError, as without the extra
+    code, err = run(capsys, argv)
+    assert_one_line_refusal(code, err, argv)
+    assert code == 1 and "needs " in err and "pip install" in err

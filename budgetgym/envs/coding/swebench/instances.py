@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from budgetgym.core import full_budget, read_jsonl
+from budgetgym.core.extras import require
 
 REQUIRED = ("instance_id", "problem_statement", "image", "eval_script", "log_parser", "FAIL_TO_PASS", "PASS_TO_PASS")
 
@@ -17,10 +18,7 @@ def load_instances(path: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise FileNotFoundError(f"no SWE-bench instance file at {path}")
     if path.suffix == ".parquet":
-        try:
-            import pandas
-        except ImportError:
-            raise ImportError("reading parquet needs pandas (installed with the swebench extra)") from None
+        pandas = require("pandas", "reading SWE-bench instances from parquet")
         records = json.loads(pandas.read_parquet(path).to_json(orient="records"))
     elif path.suffix == ".jsonl":
         records = read_jsonl(path)
