@@ -162,6 +162,7 @@ class CodingEnv(TextEnv):
         initial, original = task_files(task.data)
         self.sandbox.load(initial)
         self.ws = Workspace(self.sandbox, task.data, initial, original, self.output_limit)
+        self._status_known = True
         listing = "\n".join(f"  {path}" for path in sorted(initial))
         return (f"Issue:\n{task.instruction}\n\nRepository (/workspace), {len(initial)} files:\n{listing}\n\n"
                 f"Tools: {', '.join(self.tools)}.")
@@ -240,7 +241,15 @@ class CodingEnv(TextEnv):
     # ------------------------------------------------------------------ snapshots
 
     def _get_state(self) -> Any:
-        return None if self.ws is None else self.ws.state()
+        if self.ws is None:
+            return None
+        if not getattr(self, "_status_known", True):
+            # Restored from a state that did not carry the measured progress (older snapshots,
+            # shipped failure states among them): the snapshot's own progress is that measure, so
+            # the next snapshot's state and its progress agree (they disagreed, and it was refused).
+            self.ws.measured = float(self._progress)
+            self._status_known = True
+        return self.ws.state()
 
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
         initial, original = task_files(task.data)
