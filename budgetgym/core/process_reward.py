@@ -83,8 +83,10 @@ MAX_CACHED_STATES = 65_536
 
 def state_digest(env: "TextEnv") -> str:
     """A digest of ``env``'s fast-restore state (``_get_state()``, canonical JSON): equal digests
-    mean the same future under the same actions. The oracle-distance cache and the step-level groups
-    (:mod:`budgetgym.train.step_groups`) key states by it. Needs a family with a fast restore."""
+    mean the same future under the same actions (not conversely: Navigation's state holds the
+    Z-machine's dead stack memory, so a restored copy digests apart from the state it copies). The
+    oracle-distance cache and the step-level groups (:mod:`budgetgym.train.step_groups`) key states
+    by it. Needs a family with a fast restore."""
     text = json.dumps(env._get_state(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
