@@ -399,10 +399,14 @@ class App:
                 return encode({"type": "state", "data": state.model_dump()})
         except Exception as err:  # a refused reset or step: the session is as it was
             return _error(WSErrorCode.EXECUTION_ERROR, f"{type(err).__name__}: {err.args[0] if err.args else err}")
-        return encode({"type": "observation", "data": {
-            "observation": {"text": observation.text, "info": observation.info,
-                            "terminated": observation.terminated, "truncated": observation.truncated},
-            "reward": observation.reward, "done": observation.done}})
+        try:
+            return encode({"type": "observation", "data": {
+                "observation": {"text": observation.text, "info": observation.info,
+                                "terminated": observation.terminated, "truncated": observation.truncated},
+                "reward": observation.reward, "done": observation.done}})
+        except (TypeError, ValueError) as err:  # an env that broke the contract's JSON info: said, not a crash
+            return _error(WSErrorCode.EXECUTION_ERROR, f"the env's {kind} returned what JSON cannot carry ({err}); "
+                          "its info must be JSON-serialisable")
 
 
 def is_loopback(host: str) -> bool:

@@ -158,3 +158,32 @@ def test_sixteen_sessions_at_once_run_without_an_error(server):
             server.url + "/budgetgym", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=10).read())["active_sessions"]:
         assert time.monotonic() < deadline  # every session's env is closed when its client leaves
         time.sleep(0.05)
+
+
+class _SetInInfo(gym.Wrapper):
+    """An env that breaks the contract: a step's info holds a set (JSON cannot carry it)."""
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return observation, reward, terminated, truncated, {**info, "broken": {1, 2}} if action == "break" else info
+
+
+def _broken_env(**kwargs):
+    from registered import TOY_ID
+
+    return _SetInInfo(gym.make(TOY_ID, **kwargs))
+
+
+BROKEN_ID = "budgetgym-test/BrokenInfo-v0"
+if BROKEN_ID not in gym.registry:
+    gym.register(BROKEN_ID, entry_point=_broken_env)
+
+
+def test_an_env_whose_info_json_cannot_carry_gets_an_error_not_a_dead_session():
+    with running(ServeConfig(BROKEN_ID)) as server:
+        env = RemoteEnv(server.url, BROKEN_ID)
+        env.reset(seed=0)
+        with pytest.raises(Exception, match="JSON cannot carry"):
+            env.step("break")
+        assert env.step("add 1")[4]["action_valid"] is True  # the session goes on
+        env.close()
