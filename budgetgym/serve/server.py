@@ -361,7 +361,10 @@ class App:
                 if reply is None:
                     await send({"type": "websocket.close", "code": 1000})
                     return
-            await send({"type": "websocket.send", "text": reply})
+            try:
+                await send({"type": "websocket.send", "text": reply})
+            except OSError:  # the client left while its request ran: the session ends here
+                return
 
     async def _answer(self, text: str, env: Any, executor: ThreadPoolExecutor, loop: asyncio.AbstractEventLoop,
                       TextAction: type, WSErrorCode: Any, ValidationError: type) -> str | None:
