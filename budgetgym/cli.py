@@ -276,7 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("target", metavar="ID", help="an env id (e.g. budgetgym/FunctionCalling-v0), or web")
     serve.add_argument("--token-file", default=None, help="a file holding the clients' bearer token (default: "
                        "$BUDGETGYM_SERVE_TOKEN; none: loopback only)")
-    serve.add_argument("--max-message-bytes", type=int, default=8 * 2**20, help="largest message (default 8 MiB)")
+    serve.add_argument("--max-message-bytes", type=int_in(1024, 2**31 - 1), default=8 * 2**20,
+                       help="largest message (default 8 MiB)")
     serve.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                        help="an env keyword argument, VALUE as JSON or else text (e.g. backend=docker); repeatable")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
