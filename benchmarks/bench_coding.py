@@ -9,6 +9,12 @@ Prints one JSON object; every figure comes from one run in one process, rounds i
 * snapshot and restore (the fast path: the files themselves) after an edit;
 * for Docker, the engine's floor in the same run (one ``exec`` of ``true``): a reset is one archive
   upload into a warm container, so on a loaded engine it cannot beat that floor;
+* steps: a ``run_command`` step (``ls -la``) and a ``run_tests`` step through the env beside the
+  same command bare in the same sandbox (Docker: one ``docker exec`` in the episode's container;
+  local: the sandbox's own bubblewrap command line), rounds interleaved, as wall-clock ratios
+  (the work is in other processes), with the load beside them. ``run_tests`` also measures progress
+  on the grading tree (a second run, in a fresh container on Docker), once per tree: these rounds
+  repeat it on an unchanged tree, so they time the remembered grading run, not a new one;
 * targets beside the measured values.
 
     python benchmarks/bench_coding.py [--rounds 10] [--backends local docker]
@@ -34,7 +40,52 @@ from budgetgym.core import load_tasks
 from budgetgym.envs.coding.testlog import PYTEST_ENV
 from budgetgym.envs.coding.workspace import TEST_COMMAND
 
-TARGETS = {"local_reset_ms": 30, "sandboxed_test_run_ratio_to_bare": 1.2, "docker_reset_from_pool_ms": 100}
+TARGETS = {"local_reset_ms": 30, "sandboxed_test_run_ratio_to_bare": 1.2, "docker_reset_from_pool_ms": 100,
+           "docker_run_command_ratio_to_exec": 1.3, "docker_run_tests_ratio_to_exec": 1.15,
+           "local_run_command_ratio_to_bwrap": 1.1}
+COMMAND = "ls -la"
+
+
+def bench_steps(backend: str, rounds: int) -> dict:
+    """A run_command and a run_tests step beside the same command run bare in the same sandbox."""
+    env = gym.make("budgetgym/Coding-v0", backend=backend)
+    base = env.unwrapped
+    env.reset(options={"task_id": list(load_tasks("coding"))[0].id})
+    sandbox = base.sandbox
+
+    def bare(command: str):
+        if backend == "docker":
+            return lambda: sandbox.container.exec_run(["/bin/sh", "-c", command], user=sandbox.user,
+                                                      workdir=sandbox.workdir)
+        argv = sandbox._command(["--bind", str(sandbox.workspace), sandbox.workdir], command)
+        return lambda: subprocess.run(argv, cwd=str(sandbox.workspace), capture_output=True)
+
+    def timed(fn) -> float:
+        started = time.perf_counter()
+        fn()
+        return time.perf_counter() - started
+
+    def step(tool: str, **arguments):
+        action = json.dumps({"name": tool, "arguments": arguments})
+        return lambda: env.step(action)
+
+    measures = {"run_command_step": step("run_command", command=COMMAND), "run_command_bare": bare(COMMAND),
+                "run_tests_step": step("run_tests"), "run_tests_bare": bare(TEST_COMMAND)}
+    values = {name: [] for name in measures}
+    try:
+        for number in range(rounds):
+            if base._turn >= base.task.max_turns - 2:
+                env.reset(options={"task_id": base.task.id})
+            names = list(measures) if number % 2 else list(measures)[::-1]
+            for name in names:
+                values[name].append(timed(measures[name]))
+    finally:
+        env.close()
+    median = {name: statistics.median(series) for name, series in values.items()}
+    return {**{name: _ms(series) for name, series in values.items()},
+            "run_command_ratio_to_bare": round(median["run_command_step"] / median["run_command_bare"], 3),
+            "run_tests_ratio_to_bare": round(median["run_tests_step"] / median["run_tests_bare"], 3),
+            "load_average_1min": round(os.getloadavg()[0], 2), "rounds": rounds}
 
 
 def _ms(samples: list[float]) -> dict[str, float]:
@@ -127,7 +178,8 @@ def main() -> None:
     result = {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count(), "backends": {}}
     for backend in args.backends:
         try:
-            result["backends"][backend] = bench_backend(backend, args.rounds)
+            result["backends"][backend] = {**bench_backend(backend, args.rounds),
+                                           "steps": bench_steps(backend, args.rounds)}
         except Exception as err:  # a backend that cannot run here is reported, not fatal
             result["backends"][backend] = {"unavailable": f"{type(err).__name__}: {err}"}
     local = result["backends"].get("local", {})
@@ -140,6 +192,15 @@ def main() -> None:
         "docker_reset_from_pool_ms_under": target(TARGETS["docker_reset_from_pool_ms"], docker.get("reset", {}).get("median_ms"),
                                                   engine_floor_exec_ms=docker.get("engine_floor_exec_true", {}).get("median_ms")),
     }
+    steps = {name: result["backends"].get(name, {}).get("steps", {}) for name in ("local", "docker")}
+    result["targets"].update({
+        "docker_run_command_ratio_to_exec_at_most": target(TARGETS["docker_run_command_ratio_to_exec"],
+                                                           steps["docker"].get("run_command_ratio_to_bare")),
+        "docker_run_tests_ratio_to_exec_at_most": target(TARGETS["docker_run_tests_ratio_to_exec"],
+                                                         steps["docker"].get("run_tests_ratio_to_bare")),
+        "local_run_command_ratio_to_bwrap_at_most": target(TARGETS["local_run_command_ratio_to_bwrap"],
+                                                           steps["local"].get("run_command_ratio_to_bare")),
+    })
     result["docker_test_run_ratio_to_bare"] = docker.get("test_run_ratio_to_bare")
     print(json.dumps(result, indent=2))
 

@@ -284,3 +284,30 @@ def test_the_coding_modules_import_without_a_circle():
 
     assert not reaches("budgetgym.envs.coding.sandbox.docker_backend", "budgetgym.envs.coding.image")
     assert "budgetgym.envs.coding.sandbox.docker_backend" in graph["budgetgym.envs.coding.image"]
+
+
+def test_files_read_back_match_the_workspace_after_every_kind_of_change(box):
+    """The Docker backend reads the workspace back only when the command's manifest shows a change:
+    a same-size rewrite with its old time stamp, a delete, a new folder, a write by the file tools
+    and a command that changes nothing must all be seen exactly."""
+    expected = dict((p, t.encode()) for p, t in FILES.items())
+    assert box.files() == expected
+    steps = [
+        ("true", {}),
+        ("printf 'X = 2\\n' > pkg/mod.py && touch -d '2001-01-01' pkg/mod.py", {"pkg/mod.py": b"X = 2\n"}),
+        ("mkdir -p new/deep && printf data > new/deep/f.txt", {"new/deep/f.txt": b"data"}),
+        ("rm README.md", {"README.md": None}),
+        ("ls -la > /dev/null", {}),
+    ]
+    for command, change in steps:
+        assert box.run(command).exit_code == 0, command
+        for path, data in change.items():
+            if data is None:
+                expected.pop(path)
+            else:
+                expected[path] = data
+        assert box.files() == expected, command
+    box.write_bytes("pkg/mod.py", b"X = 3\n")
+    expected["pkg/mod.py"] = b"X = 3\n"
+    box.run("true")
+    assert box.files() == expected

@@ -61,6 +61,31 @@ else:
 """
 
 
+# One exec per command for a non-root user: the command under `timeout -s KILL` (its stderr into
+# its stdout), then every process of the user ended (`kill -1` spares the caller), then the
+# workspace's manifest on stderr: "sha1  ./path" for each regular file within the size limit.
+_RUN_AND_CLEAN = r"""timeout -s KILL "$1" /bin/sh -c "$2" 2>&1
+code=$?
+kill -9 -1 2>/dev/null
+find . -type f -size -"$3"c -print0 2>/dev/null | xargs -0r sha1sum -z -- >&2 2>/dev/null
+exit $code"""
+
+
+def _parse_manifest(data: bytes) -> dict[str, str]:
+    manifest = {}
+    for entry in data.split(b"\0"):
+        digest, _, path = entry.partition(b"  ")
+        if path.startswith(b"./"):
+            manifest[path[2:].decode("utf-8", errors="surrogateescape")] = digest.decode("ascii", errors="replace")
+    return manifest
+
+
+def _manifest_of(files: Mapping[str, bytes]) -> dict[str, str]:
+    import hashlib
+
+    return {path: hashlib.sha1(data).hexdigest() for path, data in files.items()}
+
+
 def docker_client():
     """A client of the engine ``DOCKER_HOST`` names (default: the local socket), checked with a ping."""
     try:
@@ -320,6 +345,10 @@ class DockerSandbox(Sandbox):
         self._finalizer: weakref.finalize | None = None
         self._grade_count = 0
         self._closed = False
+        #: The last command's manifest (path -> sha1 of each workspace file), and the files last read
+        #: back with theirs: :meth:`files` skips the read when they agree.
+        self._manifest: dict[str, str] | None = None
+        self._read: tuple[dict[str, str], dict[str, bytes]] | None = None
         _sandboxes.add(self)
 
     # ------------------------------------------------------------------ lifecycle
@@ -344,6 +373,7 @@ class DockerSandbox(Sandbox):
         if self._finalizer is not None:
             self._finalizer.detach()
         self.container = container
+        self._manifest = self._read = None
         self._finalizer = weakref.finalize(self, _remove_soon, container)
 
     def alive(self) -> bool:
@@ -406,6 +436,7 @@ class DockerSandbox(Sandbox):
 
     def put_archive(self, path: str, data: bytes) -> None:
         """Unpack a tar archive (bytes) at ``path`` in the container, as the engine does (as root)."""
+        self._manifest = self._read = None
         self._engine(self.container.put_archive, path, data)
 
     @property
@@ -431,10 +462,17 @@ class DockerSandbox(Sandbox):
         return self._run(command, self.workdir, timeout)
 
     def _run(self, command: str, workdir: str, timeout: float | None) -> RunResult:
+        """One exec: the command under ``timeout -s KILL``; for a non-root user the same exec then
+        ends every process of that user and writes the workspace's manifest (content hashes) on
+        its stderr, so that :meth:`files` reads the workspace back only when something changed."""
         limits = self.limits
         wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
         api = self.client.api
-        argv = ["timeout", "-s", "KILL", f"{wall:g}", "/bin/sh", "-c", command]
+        cleans = self._uid != 0
+        if cleans:
+            argv = ["/bin/sh", "-c", _RUN_AND_CLEAN, "sh", f"{wall:g}", command, str(limits.file_bytes + 1)]
+        else:
+            argv = ["timeout", "-s", "KILL", f"{wall:g}", "/bin/sh", "-c", command]
         exec_id = self._engine(api.exec_create, self.container.id, argv, user=self.user, workdir=workdir,
                                environment=_ENV)["Id"]
         from docker.utils.socket import frames_iter
@@ -443,14 +481,18 @@ class DockerSandbox(Sandbox):
         sock = self._engine(api.exec_start, exec_id, socket=True)
         raw = getattr(sock, "_sock", sock)
         raw.settimeout(wall + 10)
-        chunks, size, limited = [], 0, False
+        chunks, manifest, size, limited, ended = [], [], 0, False, False
         try:
-            for _, chunk in frames_iter(sock, tty=False):
+            for stream, chunk in frames_iter(sock, tty=False):
+                if cleans and stream == 2:
+                    manifest.append(chunk)
+                    continue
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > limits.output_kill_bytes:
                     limited = True
                     break
+            ended = not limited
         except OSError:
             pass  # the socket timed out or closed: the checks below say what happened
         finally:
@@ -459,7 +501,8 @@ class DockerSandbox(Sandbox):
                 raw.close()
             except OSError:
                 pass
-        self._kill_user()  # nothing started by the command outlives it
+        if not (cleans and ended):
+            self._kill_user()  # the exec did not get to end the command's processes itself
         code = None
         for _ in range(50):
             info = self._engine(api.exec_inspect, exec_id)
@@ -467,13 +510,15 @@ class DockerSandbox(Sandbox):
                 code = info["ExitCode"]
                 break
             time.sleep(0.02)
+        self._manifest = _parse_manifest(b"".join(manifest)) if cleans and ended and code is not None else None
         output = b"".join(chunks)[: limits.output_kill_bytes].decode("utf-8", errors="replace")
         # `timeout -s KILL` exits 137 after killing; an out-of-memory kill does too, so the clock decides.
         timed_out = code == 137 and not limited and time.monotonic() - started >= wall * 0.95
         signal_reason = None
         if code is not None and code > 128 and not (timed_out or limited):
             signal_reason = SIGNAL_REASONS.get(code - 128)
-        if not self.alive():
+        # A command that ended normally left a running container; any other end is checked.
+        if (self._manifest is None or code is None or code > 128) and not self.alive():
             raise SandboxDied("the sandbox's container stopped during the command")
         return RunResult(None if (timed_out or limited) else code, output, timed_out, limited, signal_reason)
 
@@ -522,6 +567,16 @@ class DockerSandbox(Sandbox):
         self.put_archive(self.workdir, _tar({out.decode(): data}, uid=self._uid))
 
     def files(self) -> dict[str, bytes]:
+        """The workspace's files: read back as an archive, unless the last command's manifest shows
+        exactly the files last read (nothing else writes between commands: the user's processes
+        end with each one, and the sandbox's own writes forget what was read)."""
+        if self._manifest is not None and self._read is not None and self._read[0] == self._manifest:
+            return dict(self._read[1])
+        found = self._read_files()
+        self._read = (_manifest_of(found), found)
+        return dict(found)
+
+    def _read_files(self) -> dict[str, bytes]:
         stream, _ = self._engine(self.container.get_archive, self.workdir)
         buffer = io.BytesIO(b"".join(stream))
         found: dict[str, bytes] = {}
