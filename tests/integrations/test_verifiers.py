@@ -85,7 +85,7 @@ def test_taskset_rows_and_budget_config(probe):
     assert task.data.info["task_id"] == probe.task_id and task.data.info["full_budget"] == probe.max_turns
     assert task.key == f"{probe.env_id}:{probe.task_id}"
     assert taskset.config.budget_spec().mix == (0.5, 1.0)
-    with pytest.raises(ValueError, match="either a budget or a budget mix"):
+    with pytest.raises(ValueError, match="one of a budget, a budget mix and a schedule"):
         BudgetgymConfig(id=TASKSET_ID, budget=3, budget_mix=[0.5]).budget_spec()
 
 
