@@ -77,13 +77,7 @@ def _merged(actions: list[Action], width: int | None, reverse: bool) -> list[str
 
 
 #: Ids where the merge attack still wins, with why (each must be fixed, then removed from here).
-BEATS_1X = {
-    "budgetgym/FunctionCalling-v0": (
-        "merged turns carry values the agent has not seen yet (a path a find_files call in the same turn returns): "
-        "the oracle batches by dependency depth, but the env runs such calls, so an agent that guesses or "
-        "remembers those values beats 1x (see tests/envs/test_function_calling.py::"
-        "test_no_merge_of_the_oracles_calls_beats_its_turns for the unseen values)"),
-}
+BEATS_1X: dict[str, str] = {}
 
 
 def test_no_merge_or_reorder_of_the_oracles_actions_beats_1x(env_id, request):

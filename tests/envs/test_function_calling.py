@@ -444,12 +444,17 @@ def test_sparse_reward_is_paid_once_at_the_end():
 
 
 def test_the_budget_truncates_a_stalling_agent():
-    env = make()
+    # A stalling answer ends the episode by default; with retry_answers it costs turns until the budget.
+    env = make(retry_answers=True)
     _, info = env.reset(options={"task_index": 0})
     for turn in range(1, info["full_budget"] + 1):
         _, _, terminated, truncated, info = env.step("Let me think about it.")
         assert not terminated
     assert truncated and not info["success"]
+    strict = make()
+    strict.reset(options={"task_index": 0})
+    _, _, terminated, truncated, info = strict.step("Let me think about it.")
+    assert terminated and not truncated and not info["success"]
 
 
 def test_the_first_observation_and_tools_follow_the_task():
@@ -606,34 +611,81 @@ def test_a_long_answer_is_scored_in_linear_time():
 # ---------------------------------------------------------------------------- the shortest solution
 
 
-def test_no_merge_of_the_oracles_calls_beats_its_turns():
-    """``oracle_turns`` is the solution's dependency depth. The oracle sends together every call it
-    can write from what it has seen; each later turn of calls in a user turn holds a call with a value
-    the agent had not seen one turn earlier (a path found, an event id, a sum of what was read), so
-    merging it into the turn before, or moving the calls of a turn earlier, writes a value the agent
-    cannot know yet. A message is a turn of its own. And the oracle batches: it beats one call a turn."""
-    from budgetgym.envs.function_calling.batching import leaves, shown
-
+def test_the_oracle_batches_and_its_turns_are_oracle_turns():
+    """The oracle sends together the calls it can write from what it has seen (several in a turn
+    on many tasks), every one of its actions is valid, and its turn count is the task's
+    ``oracle_turns``: the dependency depth the merge attack below cannot beat."""
     env = make()
     batched = 0
     for task in TASKS:
-        observation, _ = env.reset(options={"task_id": task.id})
-        seen = [observation]  # everything the agent has seen, before each turn
-        call_turns: list[tuple[str, tuple]] = []  # this user turn's call turns: (seen before, calls)
+        env.reset(options={"task_id": task.id})
         turns = 0
         while (action := env.unwrapped.structured_oracle()) is not None:
-            before = "\n".join(seen)
-            if not action.is_message:
-                call_turns.append((before, action.calls))
-                batched += len(action.calls) > 1
-            observation, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            batched += len(action.calls) > 1
+            _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
             assert info["action_valid"], (task.id, info["action_error"])
-            seen.append(observation)
             turns += 1
-            if action.is_message:
-                for (earlier, _), (_, calls) in zip(call_turns, call_turns[1:]):
-                    unseen = [value for call in calls for value in leaves(call.arguments) if not shown(value, earlier)]
-                    assert unseen, (task.id, calls)
-                call_turns = []
         assert info["success"] and turns == task["oracle_turns"], task.id
     assert batched > 50
+
+
+def test_a_turn_that_uses_a_value_only_its_own_results_show_is_invalid_and_changes_nothing():
+    env = make()
+    env.reset(options={"task_id": "fc-curated-filesystem-tax-receipts"})
+    before = state_of(env)
+    merged = json.dumps([{"name": "find_files", "arguments": {"name": "receipt-*.txt"}},
+                         {"name": "move", "arguments": {"source": "/downloads/receipt-glasses.txt",
+                                                        "destination": "/documents/receipt-glasses.txt"}}])
+    observation, reward, terminated, _, info = env.step(merged)
+    assert not info["action_valid"] and "a value you have not seen" in info["action_error"]
+    assert "receipt-glasses" not in observation  # the refusal does not show the value either
+    assert state_of(env) == before and not terminated and env.unwrapped.calls_this_turn == []
+    # Once a result has shown the path, the same calls may share a turn with others.
+    env.step('find_files(name="receipt-*.txt")')
+    _, _, _, _, info = env.step(merged)
+    assert info["action_valid"]
+
+
+def test_an_answer_that_states_a_fact_the_agent_never_saw_fails():
+    env = make()
+    env.reset(options={"task_id": "fc-curated-filesystem-project-cleanup"})
+    while env.unwrapped.user_turn < 2:
+        env.step(env.unwrapped.oracle_action())
+    answer = env.unwrapped.task["turns"][2]["answer"]  # the key, never read in this episode yet
+    observation, reward, terminated, _, info = env.step(answer)
+    assert observation == OBJECTION and terminated and not info["success"]
+
+
+def test_merging_or_reversing_the_oracles_calls_never_beats_oracle_turns_on_any_task():
+    """The merge attack of tests/test_budgets_bind.py on every shipped task: runs of 2, 3 or all
+    consecutive calls of the oracle merged into one turn, in order or reversed."""
+    from budgetgym.core import render_action
+
+    env = make()
+    base = env.unwrapped
+    for task in TASKS:
+        env.reset(seed=3, options={"task_id": task.id})
+        solution = []
+        while (action := base.structured_oracle()) is not None:
+            solution.append(action)
+            env.step(base.render_oracle(action))
+        for width in (2, 3, None):
+            for reverse in (False, True):
+                turns, run = [], []
+                for action in solution + [None]:
+                    if action is None or action.is_message:
+                        for start in range(0, len(run), width or max(1, len(run))):
+                            group = run[start:start + (width or len(run))]
+                            turns.append(json.dumps([{"name": c.name, "arguments": dict(c.arguments)}
+                                                     for c in (group[::-1] if reverse else group)]))
+                        run = []
+                        if action is not None:
+                            turns.append(render_action(action))
+                    else:
+                        run.extend(action.calls)
+                env.reset(seed=3, options={"task_id": task.id})
+                for used, text in enumerate(turns, 1):
+                    _, _, terminated, truncated, info = env.step(text)
+                    if terminated or truncated:
+                        break
+                assert not (info["success"] and used < task["oracle_turns"]), (task.id, width, reverse, used)

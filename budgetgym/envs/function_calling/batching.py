@@ -1,74 +1,78 @@
-"""Which of a turn's calls an agent can make together: the oracle's batches, and the rule a merge obeys.
+"""What the agent can write in one turn: the rule a turn of several calls obeys, and the oracle's batches.
 
-A turn may hold several calls (run in order, as BFCL's parallel calls are), so the shortest solution
-of a user request is not its number of calls but its dependency depth: a call can go in a turn only
-once the agent has seen what it needs to write it. A call needs an earlier call's result when one of
-its argument values is not in anything the agent has seen (the conversation so far: the task's
-opening, the user's requests, the tool results) and that earlier call's result shows it (a path
-that ``find_files`` returned, an event id from ``search_events``); a value that no result shows and
-the agent has not seen (a sum, half the shares) is computed from what the turn read, so it needs
-every read before it. Everything else (values from the request, a message body in the agent's own
-words) can go in the first turn.
+A turn may hold several calls (run in order, as BFCL's parallel calls are), but an agent writes the
+whole turn before it sees any result. So a call may not use a value that only an earlier call of the
+same turn returns: a string argument (a path, an id, an email) that the agent has not seen (the
+conversation so far: the task's opening, the user's requests, the tool results of earlier turns),
+that the service holds, and that a result of the turn shows (a path ``find_files`` returned, an
+event id from ``search_events``, a message id a delete echoes). The env refuses such a turn of
+several calls as an invalid action before anything changes (``unseen_value``), so merging the
+oracle's calls into fewer turns fails, and the oracle's turn count, ``oracle_turns``, is the
+dependency depth of its solution under that rule (``layers``).
 
-``layers`` assigns each call of a plan the turn (1, 2, ...) it can be made in at the earliest; the
-oracle sends the first layer, sees the results, and plans again. The same rule is what a merge of
-the oracle's calls must obey (``tests/envs/test_function_calling.py`` checks that no such merge
-beats ``oracle_turns``).
+Only strings are followed: numbers are too short to tell one source from another (a 2 in a result
+is not the 2 of "two shares"), so an amount copied from a listing counts as written by the agent.
+A value is shown in a text where it stands as a whole token (``e6`` is not shown by ``e60``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from typing import Any, Iterator, Sequence
 
 from budgetgym.core import ToolCall
 
 
-def leaves(value: Any) -> Iterator[Any]:
-    """The scalar values inside a call's arguments (strings and numbers; booleans and null say nothing)."""
+def leaves(value: Any) -> Iterator[str]:
+    """The non-empty strings inside a call's arguments, in order."""
     if isinstance(value, dict):
         for item in value.values():
             yield from leaves(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from leaves(item)
-    elif isinstance(value, str):
-        if value:
-            yield value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+    elif isinstance(value, str) and value.strip():
         yield value
 
 
-def spellings(value: Any) -> tuple[str, ...]:
-    """The ways ``value`` can be written in a request or a JSON result ("/a b" and its JSON escape;
-    150.0 as "150.0", "150.00" and "150")."""
-    if isinstance(value, str):
-        escaped = json.dumps(value, ensure_ascii=False)[1:-1]
-        return (value,) if escaped == value else (value, escaped)
-    forms = {repr(value), f"{value:.2f}" if isinstance(value, float) else str(value)}
-    if isinstance(value, float) and value.is_integer():
-        forms.add(str(int(value)))
-    return tuple(forms)
+@functools.lru_cache(maxsize=4096)
+def _token(value: str) -> re.Pattern[str]:
+    # The value as written in a request and as a JSON result escapes it, as a whole token.
+    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+    spellings = "|".join(re.escape(s) for s in dict.fromkeys((value, escaped)))
+    return re.compile(rf"(?<!\w)(?:{spellings})(?!\w)")
 
 
-def shown(value: Any, text: str) -> bool:
-    """Whether ``text`` shows ``value`` in one of its spellings."""
-    return any(spelling in text for spelling in spellings(value))
+def shown(value: str, text: str) -> bool:
+    """Whether ``text`` shows the string ``value`` as a whole token (raw or JSON-escaped)."""
+    if value not in text and json.dumps(value, ensure_ascii=False)[1:-1] not in text:
+        return False  # the common case, without a regular expression
+    return _token(value).search(text) is not None
 
 
-def layers(calls: Sequence[ToolCall], results: Sequence[str], seen: str, reads: Sequence[bool]) -> list[int]:
-    """The earliest turn (1-based) each of ``calls`` can be made in, given ``results`` (each call's
-    result as the agent would see it), ``seen`` (everything the agent has seen so far) and ``reads``
-    (which calls only read). See the module docstring for the rule."""
+def unseen_value(calls: Sequence[ToolCall], results: Sequence[str], seen: str, before: str) -> tuple[int, str] | None:
+    """The first value a call of one turn uses that the agent cannot know yet, as (the call's index,
+    the value), or None when the turn obeys the rule: a string the agent has not seen (``seen``),
+    that the service held before the turn (``before``: its state as JSON text) and that a result of
+    the same turn shows (``results``, the calls' results as the agent will see them). A value of the
+    agent's own (a new file's name, a message in its words) is not in the service before the turn."""
+    for index, call in enumerate(calls):
+        for value in leaves(call.arguments):
+            if not shown(value, seen) and shown(value, before) and any(shown(value, result) for result in results):
+                return index, value
+    return None
+
+
+def layers(calls: Sequence[ToolCall], results: Sequence[str], seen: str) -> list[int]:
+    """The earliest turn (1-based) each of ``calls`` can be made in under the rule, given each call's
+    result (``results``) and what the agent has seen so far (``seen``)."""
     depth: list[int] = []
     for index, call in enumerate(calls):
         needs = 1
         for value in leaves(call.arguments):
-            if shown(value, seen):
-                continue
-            sources = [i for i in range(index) if shown(value, results[i])]
-            if not sources:  # computed from what the turn read
-                sources = [i for i in range(index) if reads[i]]
-            needs = max([needs, *(depth[i] + 1 for i in sources)])
+            if not shown(value, seen):
+                needs = max([needs, *(depth[i] + 1 for i in range(index) if shown(value, results[i]))])
         depth.append(needs)
     return depth

@@ -77,6 +77,7 @@ def project_cleanup() -> Draft:
     d.reply("Deleted /projects/app/tmp and its 2 files.")
     d.user("Where did I note the API key for the weather service, and what is it?")
     d.look("find_files", contains="API key")
+    d.look("read_file", path="/notes/keys.txt")
     d.reply("It's in /notes/keys.txt: WX-55-ALPHA.", facts=["/notes/keys.txt", "WX-55-ALPHA"],
             distractors=["/notes/ideas.txt"])
     d.user("Copy that note into the project folder as /projects/app/.env.")

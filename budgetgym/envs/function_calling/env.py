@@ -17,7 +17,11 @@ Action Space:
     message to the user, which answers the current request. Every call is checked against its
     tool's JSON Schema before any runs; a malformed turn (unknown tool, missing or mistyped
     arguments, bad JSON) changes nothing and costs the turn. A tool error (file not found,
-    insufficient funds) is a valid action whose result is ``{"error": ...}``.
+    insufficient funds) is a valid action whose result is ``{"error": ...}``. A turn is written
+    before any of its results is seen, so in a turn of several calls no call may use a value the
+    agent has not seen that the service holds and the turn's own results show (a path that a
+    ``find_files`` of the same turn returns): such a turn is invalid (``batching.py``), and the
+    oracle's turns (``oracle_turns``) are the dependency depth of its solution under that rule.
 
 Observation Space:
     Text. At reset: the service's introduction and the user's first request (``User: ...``). After
@@ -28,19 +32,21 @@ Observation Space:
 Rewards:
     ``reward_mode="sparse"``: 1.0 on the step that completes the last user turn, else 0.0.
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of user turns completed.
-    A user turn is completed by a message sent when (1) the service state equals the task's
-    expected state for that turn on the fields that matter (folders, and files by their non-blank
-    lines; contacts, inbox, sent and trash; events; balances, holdings, payees and pending
-    payments; never ids, the current directory, read flags or the transaction log), (2) the message
-    carries every fact the request asked for (numbers by value), (3) for a request that cannot be
-    done, the message says so, and (4) the message does not contradict itself or bury the answer:
-    it states none of the turn's distractors (what a wrong or lazy answer would state instead: the
-    other account's balance, the other file's path, the other event's time, recorded per user turn
-    by the generators), it states at most 3 distinct values (paths, emails, dates, times, phone
-    numbers, decimal amounts) per fact asked for, plus 5, and where the request changed the state
-    or asks for facts (a clarifying question aside) it does not refuse or report failure ("I
-    can't", "unfortunately", "I'm afraid"; an apology alone is fine). So pasting every tool
-    result, or answering "Sorry, I can't do that." after doing the work, does not complete a turn;
+    A user turn is completed by a message sent when (1) the service state equals the task's expected
+    state for that turn on the fields that matter (folders, and files by their non-blank lines;
+    contacts, inbox, sent and trash; events; balances, holdings, payees and pending payments; never
+    ids, the current directory, read flags or the transaction log), (2) the message carries every
+    fact the request asked for (numbers by value), (3) for a request that cannot be done, the
+    message says so, and (4) the message does not contradict itself or bury the answer: it states no
+    fact that the service holds and the agent never saw (an answer from memory, not from the tools;
+    whole numbers, which a count makes, aside), it states none of the turn's distractors (what a
+    wrong or lazy answer would state instead: the other account's balance, the other file's path,
+    the other event's time, recorded per user turn by the generators), it states at most 3 distinct
+    values (paths, emails, dates, times, phone numbers, decimal amounts) per fact asked for, plus 5,
+    and where the request changed the state or asks for facts (a clarifying question aside) it does
+    not refuse or report failure ("I can't", "unfortunately", "I'm afraid"; an apology alone is
+    fine). So pasting every tool result, or answering "Sorry, I can't do that." after doing the
+    work, does not complete a turn, nor does a paste of the raw tool output (a JSON object);
     ``budgetgym probe exploits`` measures such tricks (``scoring.py`` holds the rule).
 
     An answer counts: a message that fails the check fails its user turn, and with it the episode
@@ -75,14 +81,14 @@ import pickle
 import random
 from typing import Any, Mapping, Sequence
 
-from budgetgym.core import MAX_CALLS_PER_STEP, Action, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
+from budgetgym.core import MAX_CALLS_PER_STEP, Action, ActionError, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
-from budgetgym.envs.function_calling.batching import layers
+from budgetgym.envs.function_calling.batching import layers, leaves, unseen_value
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
-from budgetgym.envs.function_calling.scoring import TurnCheck
+from budgetgym.envs.function_calling.scoring import TurnCheck, has_fact
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema, task_problem
 
 #: At most this many repairs are planned ahead for one user turn (the planner's longest is far shorter).
@@ -158,6 +164,8 @@ class FunctionCallingEnv(TextEnv):
         #: The lenient mode (see Rewards): a failed answer leaves its user turn open.
         self.retry_answers = retry_answers
         self._answer_failed = False  # an answer failed its turn (the episode's end, unless retry_answers)
+        self._tried: tuple[Action, Any, list[tuple[str, bool]]] | None = None  # the turn _parse tried on a copy
+        self._seen: tuple[int, str] = (-1, "")  # seen_text() as of a turn count
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
@@ -183,6 +191,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._answer_failed = False
+        self._tried, self._seen = None, (-1, "")
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -202,15 +211,55 @@ class FunctionCallingEnv(TextEnv):
         turns = task["turns"]
         return FINAL_REPLY if completed + 1 == len(turns) else f"User: {turns[completed + 1]['request']}"
 
+    def _parse(self, text: str, tools: Mapping[str, Tool]) -> Action:
+        """The shared parser, then the rule of a turn of several calls (``batching``): no call may use
+        a value that only an earlier call of the same turn returns. The turn is tried on a copy of
+        the service to learn its results; a turn that breaks the rule is an invalid action, and one
+        that keeps it runs as tried (``_execute`` takes the copy)."""
+        action = super()._parse(text, tools)
+        if len(action.calls) > 1:
+            copy, outcomes, broken = self._try_turn(action.calls)
+            if broken is not None:
+                index, value = broken
+                # The value itself is not named: the refusal would show it.
+                argument = next(name for name, item in action.calls[index].arguments.items()
+                                if value in leaves(item))
+                raise ActionError(
+                    f"call {index + 1} ({action.calls[index].name}) uses a value you have not seen (its "
+                    f"{argument!r} argument): only this turn's own results show it. A turn is written before "
+                    "any of its results is seen: find the value first, then use it in a later turn.")
+            self._tried = (action, copy, outcomes)
+        return action
+
+    def _try_turn(self, calls: Sequence[ToolCall]) -> tuple[Any, list[tuple[str, bool]], tuple[int, str] | None]:
+        """``calls`` run on a copy of the service: the copy, each call's (result, failed), and the
+        rule's verdict."""
+        before = self._backend.state
+        copy = self._domain.backend(copy_state(before))  # type: ignore[union-attr]
+        outcomes = [self._run(copy, call) for call in calls]
+        return copy, outcomes, unseen_value(calls, [text for text, _ in outcomes], self.seen_text(), _encode(before))
+
+    def seen_text(self) -> str:
+        """Everything the agent has seen in this episode: the opening and every observation since."""
+        cached = self._seen
+        if cached[0] != self.turn:
+            cached = self._seen = (self.turn, "\n".join([self.first_observation,
+                                                         *(observation for _, observation in self.transcript)]))
+        return cached[1]
+
     def _execute(self, action: Action) -> Outcome:
         if action.is_message:
             return self._answer(action.message)
-        results = []
-        backend = self._backend
-        for call in action.calls:
-            results.append(self._run(backend, call)[0])
-            self._turn_calls.append([call.name, call.arguments])
-        return Outcome("\n".join(results))
+        tried, self._tried = self._tried, None
+        if tried is not None and tried[0] is action:  # the turn as _parse tried it on a copy
+            self._backend, outcomes = tried[1], tried[2]
+        else:
+            backend = self._backend
+            outcomes = [self._run(backend, call) for call in action.calls]
+        # The calls that ran: a lookup that failed (a file not there yet) has shown nothing.
+        self._turn_calls.extend([call.name, call.arguments] for call, (_, failed) in zip(action.calls, outcomes)
+                                if not failed)
+        return Outcome("\n".join(text for text, _ in outcomes))
 
     def _oracle(self) -> Action | None:
         """The calls of the reference solution the agent can make now, together, then the answer.
@@ -225,9 +274,11 @@ class FunctionCallingEnv(TextEnv):
         calls, results = self._remaining_solution()
         if not calls:
             return Action((), self.task["turns"][self._user_turn]["answer"])  # type: ignore[index]
-        seen = "\n".join([self.first_observation, *(observation for _, observation in self.transcript)])
-        depth = layers(calls, results, seen, [call.name in READ_ONLY_TOOLS for call in calls])
-        return Action(tuple(call for call, layer in zip(calls, depth) if layer == 1)[:MAX_CALLS_PER_STEP])
+        depth = layers(calls, results, self.seen_text())
+        batch = tuple(call for call, layer in zip(calls, depth) if layer == 1)[:MAX_CALLS_PER_STEP]
+        if len(batch) > 1 and self._try_turn(batch)[2] is not None:
+            batch = batch[:1]  # values no result has shown yet (a state the agent left unread): one at a time
+        return Action(batch)
 
     def _remaining_solution(self) -> tuple[list[ToolCall], list[str]]:
         """The calls that finish the current user turn from here, and the result each gives (played
@@ -316,6 +367,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
+        self._tried, self._seen = None, (-1, "")
         self._clear_turn_calls()
         self._turn_calls = copy_state(state["turn_calls"])
 
@@ -332,7 +384,7 @@ class FunctionCallingEnv(TextEnv):
 
     @property
     def calls_this_turn(self) -> list[ToolCall]:
-        """The calls made since the current user turn began, in order (a copy)."""
+        """The calls that ran since the current user turn began (a tool error aside), in order (a copy)."""
         return [ToolCall(name, copy_state(arguments)) for name, arguments in self._turn_calls]
 
     @property
@@ -359,6 +411,19 @@ class FunctionCallingEnv(TextEnv):
         self._turn_call_keys = set()
         self._keyed = 0
 
+    def _tells_unseen_fact(self, turn: Mapping[str, Any]) -> bool:
+        """Whether the answer would state a fact the agent never saw: one the service holds but no
+        observation showed (an answer from a memory of the task, not from the tools). A fact the
+        service does not hold as such (a sum, a count) is the agent's own work and is not asked."""
+        # Whole numbers are left out: a count is the agent's own work, and a small number is held
+        # somewhere in any state (an id, a date), so its presence there says nothing.
+        facts = [fact for fact in turn["facts"]
+                 if not (isinstance(fact, str) and fact.lstrip("-").isdigit())]
+        if not facts:
+            return False
+        seen, held = self.seen_text(), _encode(self._backend.state)
+        return any(has_fact(held, fact) and not has_fact(seen, fact) for fact in facts)
+
     def _objection(self, turn: Mapping[str, Any]) -> str:
         """The user's word on a failed answer to ``turn``: the request restated where it stays open."""
         return f"{OBJECTION} My request was: {turn['request']}" if self.retry_answers else OBJECTION
@@ -370,7 +435,8 @@ class FunctionCallingEnv(TextEnv):
         check = self._turn_checks.get(key)
         if check is None:
             check = self._turn_checks[key] = TurnCheck(turn)
-        if check.problem(self._domain, self._backend.state, message) is not None:  # type: ignore[arg-type]
+        if (check.problem(self._domain, self._backend.state, message) is not None  # type: ignore[arg-type]
+                or self._tells_unseen_fact(turn)):
             # The cause stays with the check: an objection that named it would tell the agent the answer.
             if self.retry_answers:
                 return Outcome(self._objection(turn))
