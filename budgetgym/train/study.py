@@ -12,9 +12,13 @@ the three policies on the test split with the evaluation's own tools and writes 
 4. BudgetMix against full-budget training at the tightest and the full budget, remaining shown.
 
 Each claim is stated with the measurement that tests it and a plain verdict (agrees, does not
-agree, inconclusive: the interval includes zero). The verdict rules are fixed here, before any
-numbers: nothing in training or evaluation knows them. Every number in the report is recomputed
-from the saved episode files by :func:`summarize_study`, which the tests call again.
+agree, inconclusive). The verdict rules are fixed here, before any numbers, and read intervals
+only, never a point estimate: a difference counts when its 95% interval excludes zero. At matched
+states a tie is no evidence either way, so claim 2 counts the states where the two policies'
+next actions differ in quality. Paired comparisons need the same states on both sides: a
+mismatch is an error, never a silent zero. The report ends with its limitations (sizes, and what
+a miniature can and cannot say). Every number in the report is recomputed from the saved episode
+files by :func:`summarize_study`, which the tests call again.
 """
 
 from __future__ import annotations
@@ -152,24 +156,51 @@ def summarize_study(out: str | Path, config: StudyConfig) -> dict[str, Any]:
     recovery = {name: _recovery_rates(read_jsonl(out / f"recovery-{name}.jsonl"), config.seed) for name in POLICIES}
     curves = {regime: read_jsonl(out / f"train-{regime}" / "curve.jsonl") for regime in ("full", "mix")}
     summary = {"config": _jsonable(config), "grids": grids, "differences": differences,
-               "action_quality": {k: quality[k] for k in ("states", "a_better", "b_better", "ties", "mean_quality_a",
-                                                            "mean_quality_b", "mean_difference", "difference_ci")},
-               "recovery": recovery, "curves": curves}
-    summary["claims"] = _claims(summary, budgets, ks)
+               "action_quality": quality_summary(quality, config.seed), "recovery": recovery, "curves": curves}
+    summary["claims"] = judge_claims(summary, budgets, ks)
     return summary
 
 
+def quality_summary(quality: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The action-quality probe's figures, and the ones claim 2 reads: among the states where the two
+    policies' next actions differ in quality, how often the trained one (b) is better, with its
+    Wilson interval (a tie says nothing about which is better)."""
+    from budgetgym.eval.metrics import wilson_interval
+
+    rows = quality["per_state"]
+    differ = [row for row in rows if row["a"]["quality"] != row["b"]["quality"]]
+    b_wins = sum(row["b"]["quality"] > row["a"]["quality"] for row in differ)
+    share = b_wins / len(differ) if differ else None
+    return {**{k: quality[k] for k in ("states", "a_better", "b_better", "ties", "mean_quality_a", "mean_quality_b",
+                                       "mean_difference", "difference_ci")},
+            "differing_states": len(differ), "b_better_where_differ": share,
+            "b_better_where_differ_ci": list(wilson_interval(share, len(differ))) if differ else None}
+
+
 def _recovery_rates(episodes: Sequence[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """Per arm: the success rate over states, and each state's own rate keyed by its id (for pairing)."""
     rates = {}
     for arm in ("failure", "clean"):
         by_state: dict[str, list[bool]] = {}
         for episode in episodes:
             if episode["arm"] == arm:
                 by_state.setdefault(episode["state"], []).append(bool(episode["success"]))
-        per_state = np.array([np.mean(v) for v in by_state.values()])
-        rates[arm] = {"rate": float(per_state.mean()) if by_state else None, "states": len(by_state),
-                      "per_state": per_state.tolist()}
+        per_state = {state: float(np.mean(v)) for state, v in sorted(by_state.items())}
+        rates[arm] = {"rate": float(np.mean(list(per_state.values()))) if by_state else None, "states": len(by_state),
+                      "per_state": per_state}
     return rates
+
+
+def paired_states(a: dict[str, float], b: dict[str, float], what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The per-state values of ``a`` and ``b`` over the same states, in one order. Different state
+    sets are an error: a paired difference over unmatched states means nothing."""
+    if set(a) != set(b):
+        only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+        raise ValueError(f"{what}: the two sides were measured on different states "
+                         f"({len(only_a)} only in the first, e.g. {only_a[:3]}; {len(only_b)} only in the second, "
+                         f"e.g. {only_b[:3]}): rerun the probe for both into a fresh folder")
+    states = sorted(a)
+    return np.array([a[s] for s in states]), np.array([b[s] for s in states])
 
 
 def _cell(cells: Sequence[dict[str, Any]], budget: float, k: int) -> dict[str, Any]:
@@ -184,13 +215,14 @@ def _verdict(low: float, high: float, expected_sign: int) -> str:
     return "inconclusive (the interval includes 0)"
 
 
-def _paired_ci(values: np.ndarray, seed: int) -> tuple[float, float]:
-    from budgetgym.eval.metrics import bootstrap_ci
+def _paired_ci(a: np.ndarray, b: np.ndarray, seed: int) -> tuple[float, float]:
+    """The interval of mean(b) - mean(a) over paired states (the evaluation's paired method)."""
+    from budgetgym.eval.metrics import difference_ci
 
-    return bootstrap_ci(values, seed=seed)
+    return difference_ci(a, b, seed=seed)
 
 
-def _claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -> list[dict[str, Any]]:
+def judge_claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -> list[dict[str, Any]]:
     tight, full, k_min, k_max = min(budgets), max(budgets), min(ks), max(ks)
     claims = []
     for reveal in REVEALS:
@@ -202,20 +234,27 @@ def _claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -> lis
                          "vanishes or reverses under tighter turn budgets T.",
             "measured": {"full_minus_base_at_Kmax_Tfull": wide, "full_minus_base_at_Kmin_Ttight": narrow,
                          "edge_by_budget_at_Kmin": [_cell(cells, b, k_min) for b in budgets]},
-            # Only intervals decide: a point estimate inside an interval that includes 0 is no finding.
-            "verdict": ("agrees" if wide["ci_low"] > 0 and narrow["pass"] < wide["pass"] else
+            # Only intervals decide: the edge at (Kmax, full T) must be above 0, and the edge at (Kmin,
+            # tight T) must lie wholly below it (its interval under the other's); a point estimate decides nothing.
+            "verdict": ("agrees" if wide["ci_low"] > 0 and narrow["ci_high"] < wide["ci_low"] else
                         "does not agree" if wide["ci_high"] < 0 or narrow["ci_low"] > wide["ci_high"] else
-                        "inconclusive (the interval includes 0)"),
+                        "inconclusive (the intervals overlap or include 0)"),
         })
     quality = summary["action_quality"]
+    interval = quality["b_better_where_differ_ci"]
     claims.append({
         "claim": 2,
         "statement": "At matched intermediate states the trained agent is not consistently better at the next "
                      "action (reference: better at 46.8% of coding and 42.8% of navigation states).",
         "measured": quality,
-        "verdict": "agrees" if quality["b_better"] < 0.5 and quality["difference_ci"][0] <= 0 else "does not agree",
+        # Ties are not agreement: only states where the two differ count, and only the interval of the
+        # trained agent's share of them decides (below one half: agrees; above: does not agree).
+        "verdict": ("inconclusive (the two policies' actions never differ in quality at these states)"
+                    if interval is None else
+                    "agrees" if interval[1] < 0.5 else "does not agree" if interval[0] > 0.5 else
+                    "inconclusive (the interval includes one half)"),
     })
-    failure = {name: np.array(summary["recovery"][name]["failure"]["per_state"]) for name in POLICIES}
+    failure = {name: summary["recovery"][name]["failure"]["per_state"] for name in POLICIES}
     for trained in ("full", "mix"):
         if not summary["recovery"]["base"]["failure"]["states"]:
             claims.append({"claim": 3, "policy": trained,
@@ -223,8 +262,9 @@ def _claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -> lis
                                         "more often.",
                            "measured": None, "verdict": "not measured (the env ships no failure states)"})
             continue
-        diff = failure[trained] - failure["base"] if len(failure[trained]) == len(failure["base"]) else np.array([0.0])
-        low, high = _paired_ci(diff, summary["config"]["seed"])
+        base, other = paired_states(failure["base"], failure[trained], f"recovery, base vs {trained}")
+        diff = other - base
+        low, high = _paired_ci(base, other, summary["config"]["seed"])
         claims.append({
             "claim": 3, "policy": trained,
             "statement": "From constructed error states, the trained agent's continuations succeed more often.",
@@ -269,12 +309,40 @@ def render_report(summary: dict[str, Any]) -> str:
         tag = claim.get("reveal") or claim.get("policy") or ""
         lines += [f"## Claim {claim['claim']}{f' ({tag})' if tag else ''}", "", claim["statement"], "",
                   f"**Miniature: {claim['verdict']}.**", "", _measured(claim), ""]
+    lines += _limitations(summary)
     lines += ["## Pass@(K,T) grids", ""]
     for key, cells in summary["grids"].items():
         lines += [f"### {key}", "", _table(cells), ""]
     for key, cells in summary["differences"].items():
         lines += [f"### {key} (difference)", "", _table(cells), ""]
     return "\n".join(lines) + "\n"
+
+
+def _limitations(summary: dict[str, Any]) -> list[str]:
+    """What this run can and cannot say, from its own sizes."""
+    config, quality = summary["config"], summary["action_quality"]
+    tasks = {c["tasks"] for cells in summary["grids"].values() for c in cells}
+    states = summary["recovery"]["base"]["failure"]["states"]
+    curves = summary["curves"]
+    learned = {regime: (curve[0]["success_rate"], curve[-1]["success_rate"]) for regime, curve in curves.items() if curve}
+    lines = ["## Limitations", "",
+             f"- Sizes: {min(tasks) if tasks else 0}-{max(tasks) if tasks else 0} evaluation tasks per cell, "
+             f"{quality['states']} matched states ({quality['differing_states']} where the two differ), {states} "
+             f"failure states; training {config['iterations']} iterations x {config['tasks_per_iteration']} tasks x "
+             f"{config['group_size']} attempts; one seed ({config['seed']}). Intervals this wide cannot resolve "
+             "differences of a few points.",
+             "- The policy is a linear softmax over the env's own candidate actions (admissible commands, or the "
+             "oracle's action among the family's proposed mistakes): it never writes an action, and the candidates "
+             "include the right one, which no language model is given. What it learns says little about what a "
+             "language model learns.",
+             "- No pretrained prior: the base is hand-set, not a model's; the reference findings are about LLMs "
+             "trained at scale, and a miniature can only show whether the same direction appears at this size.",
+             ]
+    if learned:
+        lines.append("- Training success (first and last iteration): " + ", ".join(
+            f"{regime} {a:.2f} -> {b:.2f}" for regime, (a, b) in learned.items())
+            + ". Where training barely moved, every trained-minus-base comparison measures little but noise.")
+    return lines + [""]
 
 
 def _measured(claim: dict[str, Any]) -> str:
@@ -292,7 +360,13 @@ def _measured(claim: dict[str, Any]) -> str:
                              f"(T={cell['budget']}, K={cell['k']}, {cell['tasks']} tasks)")
         return "\n".join(parts)
     if claim["claim"] == 2:
-        return (f"- trained better at {measured['b_better']:.1%} of {measured['states']} states, base better at "
+        differ = measured["differing_states"]
+        where = ("- the two never differ in quality" if not differ else
+                 f"- at the {differ} of {measured['states']} states where the two differ, trained better at "
+                 f"{measured['b_better_where_differ']:.1%} [{measured['b_better_where_differ_ci'][0]:.1%}, "
+                 f"{measured['b_better_where_differ_ci'][1]:.1%}]")
+        return (where + "\n"
+                f"- of all {measured['states']} states: trained better at {measured['b_better']:.1%}, base better at "
                 f"{measured['a_better']:.1%}, ties {measured['ties']:.1%}; mean quality base "
                 f"{measured['mean_quality_a']:.3f}, trained {measured['mean_quality_b']:.3f}, difference "
                 f"{measured['mean_difference']:+.3f} [{measured['difference_ci'][0]:+.3f}, "
@@ -347,4 +421,4 @@ def _jsonable(config: StudyConfig) -> dict[str, Any]:
     return {key: list(value) if isinstance(value, tuple) else value for key, value in vars(config).items()}
 
 
-__all__ = ["StudyConfig", "render_report", "run_study", "summarize_study"]
+__all__ = ["StudyConfig", "judge_claims", "paired_states", "quality_summary", "render_report", "run_study", "summarize_study"]

@@ -75,3 +75,65 @@ def test_the_study_writes_a_report_whose_numbers_are_recomputed_from_its_files(t
     # A second run resumes: nothing is trained or played again, and the report is the same.
     again = run_study(tmp_path, config, log=lambda message: None)
     assert json.loads(json.dumps(again, sort_keys=True)) == saved
+
+
+# ------------------------------------------------------------------ the verdict rules, on made-up numbers
+
+
+def _cells(budgets, ks, value, low, high):
+    return [{"budget": b, "k": k, "pass": value(b, k), "ci_low": low(b, k), "ci_high": high(b, k), "tasks": 40}
+            for b in budgets for k in ks]
+
+
+def _summary(*, edge_tight=(0.05, -0.05, 0.15), quality_rows=None, recovery=None):
+    budgets, ks = [0.5, 1.0], [1, 4]
+    wide = (0.3, 0.2, 0.4)
+
+    def pick(b, k, i):
+        return wide[i] if (b, k) == (1.0, 4) else edge_tight[i] if (b, k) == (0.5, 1) else 0.0
+
+    diff = _cells(budgets, ks, lambda b, k: pick(b, k, 0), lambda b, k: pick(b, k, 1), lambda b, k: pick(b, k, 2))
+    rows = quality_rows if quality_rows is not None else [
+        {"state": f"s{i}", "a": {"quality": 0.5}, "b": {"quality": 0.5}} for i in range(20)]
+    quality = {"states": len(rows), "a_better": 0.0, "b_better": 0.0, "ties": 1.0, "mean_quality_a": 0.5,
+               "mean_quality_b": 0.5, "mean_difference": 0.0, "difference_ci": [-0.01, 0.01], "per_state": rows}
+    from budgetgym.train.study import quality_summary
+
+    states = recovery or {name: {"s1": 0.5, "s2": 1.0} for name in ("base", "full", "mix")}
+    return {"config": {"seed": 0}, "differences": {f"{b}-{a}/{r}": diff for a, b in (("base", "full"), ("base", "mix"),
+                                                                                     ("full", "mix"))
+                                                   for r in ("none", "remaining")},
+            "action_quality": quality_summary(quality, 0),
+            "recovery": {name: {"failure": {"states": len(v), "per_state": v, "rate": float(np.mean(list(v.values())))}}
+                         for name, v in states.items()}}, budgets, ks
+
+
+def test_claim_1_reads_intervals_only():
+    from budgetgym.train.study import judge_claims
+
+    # The tight edge's point (0.05) is below the wide one (0.3) but its interval reaches 0.15, under 0.2: agrees.
+    assert judge_claims(*_summary(edge_tight=(0.05, -0.05, 0.15)))[0]["verdict"] == "agrees"
+    # A point below but an interval that overlaps the wide edge's: no finding (it "agreed" on the point before).
+    assert judge_claims(*_summary(edge_tight=(0.1, -0.05, 0.25)))[0]["verdict"].startswith("inconclusive")
+
+
+def test_claim_2_counts_only_states_where_the_two_differ():
+    from budgetgym.train.study import judge_claims
+
+    # All ties: no evidence either way (it "agreed" before, the trained agent being better at 0% of states).
+    claim = judge_claims(*_summary())[2]
+    assert claim["claim"] == 2 and claim["verdict"].startswith("inconclusive") and claim["measured"]["differing_states"] == 0
+    # 20 ties, and the trained agent better at 9 of the 10 states where they differ: not "not consistently better".
+    rows = [{"state": f"t{i}", "a": {"quality": 0.5}, "b": {"quality": 0.5}} for i in range(20)]
+    rows += [{"state": f"d{i}", "a": {"quality": 0.2}, "b": {"quality": 0.8 if i < 9 else 0.1}} for i in range(10)]
+    claim = judge_claims(*_summary(quality_rows=rows))[2]
+    assert claim["measured"]["differing_states"] == 10 and claim["measured"]["b_better_where_differ"] == 0.9
+    assert claim["verdict"] == "does not agree"
+
+
+def test_recovery_on_mismatched_state_sets_is_an_error():
+    from budgetgym.train.study import judge_claims
+
+    recovery = {"base": {"s1": 0.0, "s2": 0.0}, "full": {"s1": 1.0, "s3": 1.0}, "mix": {"s1": 0.0, "s2": 1.0}}
+    with pytest.raises(ValueError, match="different states"):
+        judge_claims(*_summary(recovery=recovery))
