@@ -19,7 +19,8 @@ EXIT_MISSING_EXTRA = 1
 
 #: The extra that brings each optional top-level module :func:`require` is asked for.
 EXTRA_OF = {"openai": "eval", "rich": "eval", "matplotlib": "eval", "ray": "ray", "pyarrow": "integrations",
-            "skyrl_gym": "integrations", "gem": "integrations", "verifiers": "integrations", "pandas": "swebench"}
+            "skyrl_gym": "integrations", "gem": "integrations", "verifiers": "integrations", "pandas": "swebench",
+            "openenv": "serve", "fastapi": "serve", "uvicorn": "serve", "websockets": "serve"}
 
 
 class MissingExtra(DependencyNotInstalled, ImportError):

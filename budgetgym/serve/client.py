@@ -21,6 +21,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from budgetgym.core.extras import require
 from budgetgym.core.spaces import UnicodeText
 from budgetgym.serve.protocol import GYM_OPTIONS, INFO_PATH, SESSION_EXPIRED, WRAPPER_OPTIONS, decode, encode
 
@@ -70,6 +71,7 @@ class RemoteEnv(gym.Env[str, str]):
         unknown = sorted(set(wrapper_options) - set(WRAPPER_OPTIONS))
         if unknown:
             raise TypeError(f"unknown options {unknown}; the wrapper options are {', '.join(WRAPPER_OPTIONS)}")
+        require("websockets.sync.client", "budgetgym/Remote-v0")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"url must be http://host:port or https://host:port, got {url!r}")
         self.url = url.rstrip("/")

@@ -46,6 +46,7 @@ import gymnasium as gym
 
 import budgetgym
 from budgetgym.core.env import text_env
+from budgetgym.core.extras import require
 from budgetgym.serve import protocol
 from budgetgym.serve.protocol import (GYM_OPTIONS, INFO_PATH, MESSAGE_TOO_BIG, SESSION_EXPIRED, UNAUTHORIZED,
                                       WRAPPER_DEFAULTS, WRAPPER_OPTIONS, encode)
@@ -218,6 +219,8 @@ class App:
     routes) and ``GET /budgetgym`` (the served id, its spaces and the server's limits)."""
 
     def __init__(self, config: ServeConfig) -> None:
+        for module in ("openenv.core.env_server", "fastapi", "uvicorn"):
+            require(module, "budgetgym serve")
         self.config = config
         self.sessions: dict[str, ServedEnv] = {}
         self._lock = threading.Lock()

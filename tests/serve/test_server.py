@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import urllib.request
 
 import gymnasium as gym
@@ -213,3 +214,16 @@ def test_the_rollout_loop_and_gymnasiums_vector_env_run_a_served_id_unchanged(se
     _, rewards, terminated, truncated, _ = vector.step(["hello", '{"name": "nothing", "arguments": {}}'])
     assert len(rewards) == 2
     vector.close()
+
+
+def test_a_missing_serve_extra_is_one_line_naming_it(capsys, monkeypatch):
+    from budgetgym.cli import main
+    from budgetgym.core.extras import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "openenv.core.env_server", None)  # import now raises, as without the extra
+    assert main(["serve", FC, "--port", "8765"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "budgetgym serve needs the 'openenv' package: pip install 'budgetgym[serve]'" in err
+    monkeypatch.setitem(sys.modules, "websockets.sync.client", None)
+    with pytest.raises(MissingExtra, match="Remote-v0 needs the 'websockets' package"):
+        RemoteEnv("http://127.0.0.1:9", FC)
