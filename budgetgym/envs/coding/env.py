@@ -110,8 +110,9 @@ class CodingEnv(TextEnv):
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")
-    #: Episodes run real test suites: the contract's exploit probe samples a few tasks.
-    exploit_sample = 6
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: sixteen
+    #: agents; each attack class also has its own test on both backends, tests/envs/test_coding_grading.py).
+    exploit_sample = 4
     instructions = (
         "You are a software engineer fixing an issue in a Python repository, working through tools in a "
         "sandbox (no network). Find the cause, fix the library's source code (not the tests), check your fix "
