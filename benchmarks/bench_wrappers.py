@@ -20,7 +20,7 @@ from timing import target
 
 import budgetgym
 from budgetgym.core import Outcome, TaskSet, TextEnv
-from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
+from budgetgym.wrappers import BudgetMix, ErrorInjection, HorizonSchedule, TurnBudget
 
 
 class StubEnv(TextEnv):
@@ -73,6 +73,8 @@ def stub_configs():
         "TurnBudget(reveal=none)": TurnBudget(StubEnv(), cap),
         "TurnBudget(reveal=remaining)": TurnBudget(StubEnv(), cap, reveal="remaining"),
         "BudgetMix": BudgetMix(StubEnv(), budgets=(0.5, 1.0)),
+        "TurnBudget(unit=tokens)": TurnBudget(StubEnv(), cap, unit="tokens"),
+        "HorizonSchedule": HorizonSchedule(StubEnv(), stages=((0, 0.5), (10, 1.0))),
         "all three": TurnBudget(BudgetMix(ErrorInjection(StubEnv()), budgets=(0.5, 1.0)), cap),
     }
 
@@ -90,14 +92,18 @@ def main() -> None:
         "stub_env": {name: {"ns_per_step": round(ns, 1), "overhead_us": round((ns - bare) / 1000, 3)}
                      for name, ns in stub.items()},
         "real_envs": {},
-        "targets": {"all_three_wrappers_add_us_under": target(5, round((stub["all three"] - bare) / 1000, 3))},
+        "targets": {"all_three_wrappers_add_us_under": target(5, round((stub["all three"] - bare) / 1000, 3)),
+                    "each_wrapper_adds_us_under": target(2, round(max(stub[name] - bare for name in stub
+                                                                      if name not in ("bare", "all three")) / 1000, 3))},
+        "ratio_to_timelimit": {name: round((ns - bare) / max(1.0, stub["gymnasium.TimeLimit"] - bare), 1)
+                               for name, ns in stub.items() if name not in ("bare", "gymnasium.TimeLimit")},
     }
     for entry in budgetgym.REGISTRY:
         if entry.adapter:
             continue
         plain = gym.make(entry.id).unwrapped
-        wrapped = TurnBudget(BudgetMix(ErrorInjection(gym.make(entry.id).unwrapped, p=0.0), budgets=(1.0,)),
-                             10**6, reveal="remaining")
+        inner = BudgetMix(ErrorInjection(gym.make(entry.id).unwrapped, p=0.0), budgets=(1.0,), reveal="none")
+        wrapped = TurnBudget(inner, 10**6, reveal="remaining")
         steps = max(1000, args.steps // 20)
         a, b = per_step_ns(plain, steps, "hello"), per_step_ns(wrapped, steps, "hello")
         result["real_envs"][entry.id] = {"bare_us": round(a / 1000, 2), "wrapped_us": round(b / 1000, 2),

@@ -33,6 +33,8 @@ def test_list_json_names_every_registered_id(capsys):
     assert [r["id"] for r in rows] == [e.id for e in budgetgym.REGISTRY]
     for row in rows:
         assert "unavailable" in row or (row["tasks"] > 0 and row["full_budget"]["min"] >= 1)
+        parallel = row["family"] in ("function_calling", "bfcl")  # the action rule: one call a turn elsewhere
+        assert "unavailable" in row or row["max_calls_per_turn"] == (32 if parallel else 1)
 
 
 def test_play_shows_the_budget_and_ends_when_solved():

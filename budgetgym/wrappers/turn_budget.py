@@ -126,8 +126,10 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         self.tokenizer = tokenizer
         self.template = template if template is not None else REVEAL_TEMPLATES[unit].get(reveal, "")
         self._cap = 0
-        self._start = {"turns": 0, "calls": 0, "tokens": 0}
-        self._used = {"turns": 0, "calls": 0, "tokens": 0}
+        # The use so far, one attribute a unit (a step reads and writes them: cheaper than a dict),
+        # and the env's counts a restored prefix had spent when it is not counted.
+        self._turns = self._calls = self._tokens = 0
+        self._turns_offset = self._calls_offset = 0
         self._solutions: dict[tuple[str, int | None], dict[str, int]] = {}
 
     def _choose_budget(self) -> int | float | str:
@@ -153,21 +155,23 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         if inner is not None and inner["unit"] == self.unit:  # a budget inside this one: the tightest cap wins
             cap = min(cap, inner["cap"])
         self._cap = cap
-        turns = info["turn"]
-        tokens = 0
+        turns, calls, tokens = info["turn"], info.get("calls", 0), 0
         if turns:  # a restored prefix: what its actions spent
             tokens = sum(count_tokens(action, self.tokenizer) for action, _ in text_env(self.env).transcript)
-        spent = {"turns": turns, "calls": info.get("calls", 0), "tokens": tokens}
-        self._start = {"turns": 0, "calls": 0, "tokens": 0} if self.count_restored else spent
-        self._used = spent if self.count_restored else {"turns": 0, "calls": 0, "tokens": 0}
+        if self.count_restored:
+            self._turns, self._calls, self._tokens = turns, calls, tokens
+            self._turns_offset = self._calls_offset = 0
+        else:
+            self._turns = self._calls = self._tokens = 0
+            self._turns_offset, self._calls_offset = turns, calls
         info["budget"] = self._budget_info()
         if self.reveal != "none":
             observation += self._text()
         return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        used, unit = self._used, self.unit
-        if used[unit] >= self._cap:
+        unit = self.unit
+        if self._spent() >= self._cap:
             return self._refused_step(None)
         tokens = count_tokens(action, self.tokenizer) if isinstance(action, str) else 0
         if unit != "turns":
@@ -175,23 +179,29 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
             if refusal is not None:
                 return self._refused_step(refusal)
         observation, reward, terminated, truncated, info = self.env.step(action)
-        start = self._start
-        used["turns"] = info["turn"] - start["turns"]
-        used["calls"] = info.get("calls", 0) - start["calls"]
-        used["tokens"] += tokens
-        if used[unit] >= self._cap and not terminated:
+        turns = self._turns = info["turn"] - self._turns_offset
+        calls = self._calls = info.get("calls", 0) - self._calls_offset
+        tokens = self._tokens = self._tokens + tokens
+        spent = turns if unit == "turns" else calls if unit == "calls" else tokens
+        if not terminated and spent >= self._cap:
             truncated = True
         info["budget"] = self._budget_info()
         if self.reveal == "remaining":
-            observation += self._text()
+            remaining = self._cap - spent
+            observation += self.template.format(cap=self._cap, remaining=remaining if remaining > 0 else 0, used=spent)
         return observation, reward, terminated, truncated, info
+
+    def _spent(self) -> int:
+        """The use so far in the capped unit."""
+        unit = self.unit
+        return self._turns if unit == "turns" else self._calls if unit == "calls" else self._tokens
 
     def _over_budget(self, action: Any, tokens: int) -> str | None:
         """Why a step would spend more than remains in calls or tokens (None: it fits)."""
-        remaining = self._cap - self._used[self.unit]
+        remaining = self._cap - self._spent()
         if self.unit == "tokens":
             if tokens > remaining:
-                self._used["tokens"] += tokens
+                self._tokens += tokens
                 return (f"Out of tokens: this output is {tokens} tokens and {remaining} of the {self._cap}-token "
                         "budget remained. Nothing was run.")
             return None
@@ -209,7 +219,7 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         env's own info."""
         if message is None:
             noun = {"turns": "turns", "calls": "tool calls", "tokens": "tokens"}[self.unit]
-            used = self._used[self.unit]
+            used = self._spent()
             if used > self._cap:
                 message = (f"No {noun} left: this episode already spent {used} {noun} (a restored prefix included) "
                            f"and its budget is {self._cap}. Reset to start a new episode.")
@@ -220,13 +230,13 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         return message, 0.0, False, True, info
 
     def _budget_info(self) -> dict[str, Any]:
-        used = self._used
         # A restored prefix may already be over the cap: nothing remains, never less than nothing.
-        return {"unit": self.unit, "cap": self._cap, "remaining": max(0, self._cap - used[self.unit]),
-                "reveal": self.reveal, "used": dict(used)}
+        remaining = self._cap - self._spent()
+        return {"unit": self.unit, "cap": self._cap, "remaining": remaining if remaining > 0 else 0,
+                "reveal": self.reveal, "used": {"turns": self._turns, "calls": self._calls, "tokens": self._tokens}}
 
     def _text(self) -> str:
-        return reveal_text(self.template, self._cap, self._used[self.unit])
+        return reveal_text(self.template, self._cap, self._spent())
 
 
 def _wrapper_chain(env: gym.Env) -> list[gym.Env]:
