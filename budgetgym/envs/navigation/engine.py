@@ -11,10 +11,13 @@ held as one object whose whole state can be saved and restored:
   exactly as TextWorld's ``StateTracking`` does.
 
 ``get_state()`` gives both as plain JSON: the Z-machine's dynamic memory and stack (XOR'd with the
-initial ones, zlib-compressed, base64) and the progression written out object by object (facts, the
-valid actions in their order, and each event's policy and tree, with shared tree elements kept
-shared), so ``set_state`` rebuilds exactly what TextWorld would hold after replaying the history.
-``tests/envs/navigation`` checks that against a full replay and against ``textworld.start`` itself.
+initial ones, zlib-compressed, base64) and the progression written out object by object (the facts
+sorted, and each event's policy and tree, with shared tree elements kept shared), so ``set_state``
+rebuilds exactly what TextWorld would hold after replaying the history. The valid actions are not
+stored: they follow from the facts, and the engine keeps them in a canonical order, so the state is
+canonical: a restore, a replay and the state a snapshot holds are the same JSON however the state
+was reached. ``tests/envs/test_navigation.py`` checks that against a full replay (every shipped
+failure state among them) and the play against ``textworld.start`` itself.
 
 A command is first sent to the game; when TextWorld detects no action in what the game did (an
 unknown verb, an object not there, ``look``), the Z-machine is put back as it was, so text that does
@@ -36,7 +39,8 @@ ENGINE_SEED = 1234
 """The Z-machine's random seed (TextWorld's games draw no random numbers; fixed for reproducibility)."""
 MAX_COMMAND_BYTES = 198
 """Jericho's input buffer: longer commands would be cut, so they are refused instead."""
-STATE_FORMAT = 1
+STATE_FORMAT = 2
+"""2: the valid actions are derived from the facts, not stored (1 stored them in TextWorld's order)."""
 MAX_KNOWN_STATES = 20_000
 """World states whose valid actions an engine keeps (then it starts over)."""
 
@@ -112,9 +116,10 @@ class GameEngine:
         self._initial_frotz = self._frotz.get_state()
         self._ram0 = np.asarray(self._initial_frotz[0], dtype=np.uint8)
         self._stack0 = np.asarray(self._initial_frotz[1], dtype=np.uint8)
-        self._initial_progression = GameProgression(game, track_quests=True)
         self._codec = _ProgressionCodec(game)
         self._transitions: dict[frozenset, tuple[list, list[str] | None]] = {}
+        self._initial_progression = GameProgression(game, track_quests=True)
+        self._initial_progression._valid_actions = self._valid_actions(self._initial_progression.state)
         self.max_score = int(game.max_score)
         self.reset()
 
@@ -177,24 +182,31 @@ class GameEngine:
         return StepResult(text, self.score, self.won, self.lost, True)
 
     def _update(self, action: Any) -> None:
-        """``GameProgression.update``, with the valid actions of each world state computed once.
-
-        TextWorld recomputes the valid actions from the facts after every action (most of a step's
-        time); they depend on the facts alone, so they are kept per set of facts, in the order
-        TextWorld first computed them (events are matched against them in that order)."""
+        """``GameProgression.update``, with the valid actions of each world state computed once."""
         progression = self.progression
         progression.state.apply(action)
-        key = frozenset(progression.state.facts)
+        progression._valid_actions = self._valid_actions(progression.state)
+        for quest in progression.quest_progressions:
+            quest.update(action, progression.state)
+
+    def _valid_actions(self, state: Any) -> list:
+        """The actions TextWorld's logic allows in ``state``, in a canonical order, computed once per
+        set of facts.
+
+        TextWorld recomputes them from the facts after every action (most of a step's time); they
+        depend on the facts alone, so they are kept per set of facts. TextWorld lists them in the
+        order its sets of facts iterate, which depends on the history that built the state (a
+        replay and a restore differ): they are sorted, so that the engine's state, and the event
+        matching that reads them in order, are the same however the state was reached."""
+        key = frozenset(state.facts)
         known = self._transitions.get(key)
         if known is None:
-            valid = list(progression.state.all_applicable_actions(self.game.kb.rules.values(),
-                                                                   self.game.kb.types.constants_mapping))
+            valid = sorted(state.all_applicable_actions(self.game.kb.rules.values(),
+                                                        self.game.kb.types.constants_mapping), key=_action_key)
             if len(self._transitions) >= MAX_KNOWN_STATES:
                 self._transitions.clear()
             known = self._transitions[key] = (valid, None)
-        progression._valid_actions = known[0]
-        for quest in progression.quest_progressions:
-            quest.update(action, progression.state)
+        return known[0]
 
     def admissible_commands(self) -> list[str]:
         """The commands TextWorld's logic accepts now, sorted (as ``admissible_commands`` in TextWorld)."""
@@ -267,10 +279,16 @@ class GameEngine:
 
     def get_state(self) -> dict[str, Any]:
         ram, stack, pc, sp, fp, frame_count, opcode, rng, narrative = self._frotz.get_state()
+        # The stack grows down from its end: the words below the stack pointer are dead, and hold
+        # whatever earlier play left there (of this episode, another one, or another game on the
+        # shared Z-machine, in the initial stack too). Left out (zero), so that the state is the same
+        # however it was reached; a restore leaves them as they are, and the game never reads them.
+        stack = np.bitwise_xor(stack, self._stack0)
+        stack[: 2 * int(sp)] = 0
         return {
             "format": STATE_FORMAT,
             "ram": _pack(np.bitwise_xor(ram, self._ram0)),
-            "stack": _pack(np.bitwise_xor(stack, self._stack0)),
+            "stack": _pack(stack),
             "registers": [int(pc), int(sp), int(fp), int(frame_count), int(opcode), [int(x) for x in rng]],
             "narrative": base64.b64encode(bytes(narrative)).decode("ascii"),
             "score": self.score,
@@ -282,7 +300,7 @@ class GameEngine:
     def set_state(self, state: Any) -> None:
         """Restore ``get_state()``'s output; on any problem raise ``ValueError`` and change nothing."""
         try:
-            if state.get("format") != STATE_FORMAT:
+            if state.get("format") not in (1, STATE_FORMAT):  # 1's stored valid actions are ignored
                 raise ValueError(f"state format {state.get('format')!r}, expected {STATE_FORMAT}")
             ram = np.bitwise_xor(_unpack(state["ram"], self._ram0.size), self._ram0)
             stack = np.bitwise_xor(_unpack(state["stack"], self._stack0.size), self._stack0)
@@ -290,6 +308,7 @@ class GameEngine:
             frotz = (ram, stack, int(pc), int(sp), int(fp), int(frame_count), int(opcode),
                      tuple(int(x) for x in rng), base64.b64decode(state["narrative"], validate=True))
             progression = self._codec.load(state["progression"])
+            progression._valid_actions = self._valid_actions(progression.state)
             score, won, lost = int(state["score"]), bool(state["won"]), bool(state["lost"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, zlib.error) as err:
             raise ValueError(f"corrupt navigation state: {err}") from None
@@ -334,6 +353,11 @@ def _copy_progression(progression: Any) -> Any:
     return copy
 
 
+def _action_key(action: Any) -> tuple:
+    """A sort key of TextWorld actions that depends on what they are, not on how they were built."""
+    return (action.name, sorted(map(str, action.preconditions)), sorted(map(str, action.postconditions)))
+
+
 def _pack(array: np.ndarray) -> str:
     return base64.b64encode(zlib.compress(array.tobytes(), 6)).decode("ascii")
 
@@ -348,8 +372,8 @@ def _unpack(text: str, size: int) -> np.ndarray:
 class _ProgressionCodec:
     """TextWorld's ``GameProgression`` to plain JSON and back, for one game.
 
-    Propositions and actions are interned in tables (an action's propositions as indices), the valid
-    actions keep their order (TextWorld matches events against them in that order), and each event
+    Propositions and actions are interned in tables (an action's propositions as indices), in the
+    order they are met (the facts sorted first), and each event
     progression keeps its flags, its policy and its dependency tree: nodes refer to elements by index,
     so an element shared between nodes stays shared, and each element keeps its parent element, which
     TextWorld's ordering of the tree's leaves reads."""
@@ -401,10 +425,9 @@ class _ProgressionCodec:
                     "policy": [action(a) for a in ep._policy], "elements": element_rows, "roots": roots}
 
         facts = [prop(p) for p in sorted(progression.state.facts, key=str)]  # canonical: copies dump alike
-        valid = [action(a) for a in progression.valid_actions]
         quests = [{"completions": qp.nb_completions, "win": [event(e) for e in qp.win_events],
                    "fail": [event(e) for e in qp.fail_events]} for qp in progression.quest_progressions]
-        return {"props": prop_rows, "actions": action_rows, "facts": facts, "valid": valid, "quests": quests}
+        return {"props": prop_rows, "actions": action_rows, "facts": facts, "quests": quests}
 
     # -- reading
 
@@ -434,7 +457,7 @@ class _ProgressionCodec:
         progression = GameProgression.__new__(GameProgression)
         progression.game = game
         progression.state = State(game.kb.logic, [props[i] for i in data["facts"]])
-        progression._valid_actions = [actions[i] for i in data["valid"]]
+        progression._valid_actions = []  # the engine derives them from the facts
         progression.quest_progressions = []
         for quest, saved in zip(game.quests, quests):
             qp = QuestProgression.__new__(QuestProgression)

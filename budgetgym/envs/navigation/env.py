@@ -91,7 +91,11 @@ class NavigationEnv(TextEnv):
     failure_kinds: ClassVar[tuple[str, ...]] = (
         "wrong_direction", "needed_object_dropped", "wrong_object_taken", "door_closed", "distractor_chased",
         "wrong_place")
-    exploits: ClassVar[dict[str, str]] = {"cycle-admissible": "budgetgym.eval.exploits.navigation:CycleAdmissible"}
+    exploits: ClassVar[dict[str, str]] = {
+        "cycle-admissible": "budgetgym.eval.exploits.navigation:CycleAdmissible",
+        "pack-admissible": "budgetgym.eval.exploits.navigation:PackAdmissible",
+        "chain-explore": "budgetgym.eval.exploits.navigation:ChainExplore",
+    }
     read_only_tools: ClassVar[tuple[str, ...]] = ()  # one tool, and it acts in the game
     exploit_sample: ClassVar[int] = 24
 
@@ -132,7 +136,8 @@ class NavigationEnv(TextEnv):
         game_id = task["game"]
         engine = self._engines.get(game_id)
         if engine is None:
-            engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
+            with games.TEXTWORLD_LOCK:  # TextWorld parses while an engine is built: one thread at a time
+                engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
             self._engines[game_id] = engine
             while len(self._engines) > ENGINES_KEPT:
                 self._engines.popitem(last=False)
@@ -158,7 +163,8 @@ class NavigationEnv(TextEnv):
             except Exception:  # noqa: BLE001 - it has failed already; a fresh one replaces it
                 pass
         self._engines.clear()  # they all played on the failed machine
-        engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
+        with games.TEXTWORLD_LOCK:
+            engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
         self._engines[game_id] = engine
         if self._base_state is not None:
             engine.set_state(self._base_state)

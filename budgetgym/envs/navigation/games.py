@@ -3,6 +3,10 @@
 A story (``<id>.z8.gz``) is unpacked into a private temporary folder the first time a process plays
 it (Jericho reads stories from a path) and removed at exit. Game records share one parsed knowledge
 base: every game of the set carries the same one, and parsing it is most of a record's load time.
+
+Envs in several threads (the threads executor) load games at once: TextWorld's logic parser is one
+per process and not thread-safe (two parses at once fail with garbled parse errors), so loading a
+game, and building an engine from it (``TEXTWORLD_LOCK``), takes turns. Playing does not parse.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,9 @@ from budgetgym.core.tasks import ASSETS
 GAMES_DIR = ASSETS / "navigation" / "games"
 _UNPACKED: dict[str, str] = {}
 _TMP: list[str] = []
+TEXTWORLD_LOCK = threading.RLock()
+"""Held while TextWorld parses (loading a game record, building an engine) and while a story is
+unpacked: both are process-wide and must not run in two threads at once."""
 
 
 def require_textworld() -> None:
@@ -43,6 +51,11 @@ def story_path(game: str, directory: Path = GAMES_DIR) -> str:
     """The path of the unpacked ``.z8`` story of ``game``."""
     packed = directory / f"{game}.z8.gz"
     key = str(packed)
+    with TEXTWORLD_LOCK:
+        return _unpacked(packed, key, game)
+
+
+def _unpacked(packed: Path, key: str, game: str) -> str:
     if key not in _UNPACKED:
         if not packed.exists():
             raise FileNotFoundError(f"no story for game {game!r} at {packed}")
@@ -63,9 +76,15 @@ def _knowledge_base(blob: str) -> Any:
     return KnowledgeBase.deserialize(json.loads(blob))
 
 
-@functools.lru_cache(maxsize=None)
 def load_game(game: str, directory: Path = GAMES_DIR) -> Any:
-    """TextWorld's ``Game`` for ``game`` (as ``Game.load``, with the knowledge base shared)."""
+    """TextWorld's ``Game`` for ``game`` (as ``Game.load``, with the knowledge base shared), loaded
+    once per process."""
+    with TEXTWORLD_LOCK:
+        return _load_game(game, directory)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_game(game: str, directory: Path) -> Any:
     from textworld.generator.game import EntityInfo, Game, Quest
     from textworld.generator.text_grammar import GrammarOptions
     from textworld.generator.world import World

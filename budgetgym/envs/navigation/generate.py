@@ -9,7 +9,10 @@ work; the seed of every game is recorded in its task record, and ``--only ID`` r
 Shipped per game, in ``budgetgym/assets/navigation/games/``:
 
 * ``<id>.z8.gz``: the compiled Z-machine story, gzipped (a story is ~390 KB, ~140 KB gzipped);
-  the env unpacks it once per process into a temporary folder;
+  the env unpacks it once per process into a temporary folder. The Inform compiler writes the day
+  it ran into the story's header as its serial number (bytes 0x12-0x17, ``YYMMDD``, outside the
+  checksummed part), the one byte of a story that depends on the build; every story gets
+  ``STORY_SERIAL`` there instead, so a rebuild on any day gives the same bytes;
 * ``<id>.json``: TextWorld's game record (world, quests, grammar, knowledge base), which TextWorld's
   state tracking needs for admissible commands, scores and the winning policy. TextWorld writes
   into it the folder its grammar files are installed in, a path of the machine that built the game;
@@ -26,7 +29,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import shutil
 import sys
 import tempfile
 import time
@@ -40,6 +42,10 @@ TASKS_PATH = ASSETS / "navigation" / "tasks.jsonl"
 #: ``KB.text_grammars_path`` in the shipped records: the grammar folder inside the textworld package,
 #: wherever it is installed. Only generating a game reads the grammars; playing one never does.
 GRAMMARS_PATH = "<textworld>/generator/data/text_grammars"
+STORY_SERIAL = b"261130"
+"""The serial number of every shipped story: the day the set was first built (the compiler would
+write the day of each build)."""
+_SERIAL = slice(0x12, 0x18)  # the header's serial number
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,14 @@ def neutral_record(text: str) -> str:
     return json.dumps(data)
 
 
+def fixed_serial(story: bytes) -> bytes:
+    """The compiled ``story`` with ``STORY_SERIAL`` as its serial number (the header's bytes
+    0x12-0x17, which the Z-machine's checksum does not cover)."""
+    if len(story) < 0x40 or not story[_SERIAL].isdigit():
+        raise ValueError("not a Z-machine story with an Inform serial number")
+    return story[:_SERIAL.start] + STORY_SERIAL + story[_SERIAL.stop:]
+
+
 def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAMES_DIR) -> dict | None:
     """Generate, compile and ship one game into ``out``; return its draft task record (None if the
     seed gives no quest of the tier's length)."""
@@ -110,8 +124,8 @@ def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAM
         return None
     story = Path(compile_game(game, options))
     out.mkdir(parents=True, exist_ok=True)
-    with open(story, "rb") as src, gzip.GzipFile(out / f"{gid}.z8.gz", "wb", mtime=0) as dst:
-        shutil.copyfileobj(src, dst)
+    with gzip.GzipFile(out / f"{gid}.z8.gz", "wb", mtime=0) as dst:
+        dst.write(fixed_serial(story.read_bytes()))
     (out / f"{gid}.json").write_text(neutral_record(story.with_suffix(".json").read_text(encoding="utf-8")),
                                      encoding="utf-8")
     return {
