@@ -17,6 +17,10 @@ transcript, snapshots and their restore. A family subclasses it and writes only 
   checks the state against before anything changes), ``_teardown`` (called by ``close()``: browsers, containers,
   temporary folders), and the failure-state hooks ``propose_mistake`` / ``state_key`` that
   :mod:`budgetgym.core.failures` builds curated failure states from.
+
+Other packages use the public face only (a test holds it): ``parse`` (an action read as ``step``
+reads it, the action rule included), ``render_oracle``, ``current_info``, ``has_fast_restore``,
+``episode_seed``, ``calls`` and ``observation_limit``; families keep overriding the protected hooks.
 """
 
 from __future__ import annotations
