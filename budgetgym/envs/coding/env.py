@@ -41,7 +41,9 @@ Termination:
 
 Registered Configurations:
     ``budgetgym/Coding-v0``: every shipped task of both splits (``split="train"`` or ``"test"``),
-    local sandbox; ``gym.make("budgetgym/Coding-v0", backend="docker")`` for containers.
+    local sandbox; ``task_set="libraries"`` plays the tasks in pinned real libraries instead
+    (:mod:`budgetgym.envs.coding.libraries`: several sites per bug, three tiers, tests visible or
+    withheld); ``gym.make("budgetgym/Coding-v0", backend="docker")`` for containers.
     ``budgetgym/assets/coding/tasks.jsonl`` is made by
     ``python -m budgetgym.envs.coding.generate --seed 0 --per-repo 12 --out tasks.jsonl``
     and ``failure_states.jsonl`` (curated mistakes of six kinds for ``ErrorInjection``) by
@@ -78,6 +80,10 @@ def apply_bug(original: str, bug: Mapping[str, Any]) -> str:
 
 def task_files(task: Mapping[str, Any]) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """(the repository the episode starts with, the library as shipped)."""
+    if task.get("source") == "pypi":  # a pinned real library (budgetgym.envs.coding.libraries)
+        from budgetgym.envs.coding.libraries import task_files as library_task_files
+
+        return library_task_files(task)
     original = {p: t.encode("utf-8") for p, t in repo_files(task["library"]).items()}
     bug = task["bug"]
     initial = dict(original)
@@ -124,7 +130,13 @@ class CodingEnv(TextEnv):
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
                  reward_mode: str = "sparse", render_mode: str | None = None, backend: str = "local",
                  limits: Limits | None = None, output_limit: int = 8000, allow_unsandboxed: bool = False,
-                 sandbox_options: Mapping[str, Any] | None = None) -> None:
+                 sandbox_options: Mapping[str, Any] | None = None, task_set: str = "shipped") -> None:
+        if task_set not in ("shipped", "libraries"):
+            raise ValueError(f"task_set must be 'shipped' or 'libraries', got {task_set!r}")
+        if task_set == "libraries" and tasks is None:
+            from budgetgym.envs.coding.libraries import library_tasks
+
+            tasks = library_tasks()
         super().__init__(split=split, task_ids=task_ids, tasks=tasks, reward_mode=reward_mode, render_mode=render_mode)
         self.tools = TOOLS
         self.backend = backend
@@ -287,6 +299,10 @@ class CodingEnv(TextEnv):
     def _oracle(self) -> Action | None:
         ws = self.ws
         task = self.task.data
+        if task.get("source") == "pypi":  # several sites, tests maybe withheld: the library tasks' own plan
+            from budgetgym.envs.coding.libraries import oracle_action
+
+            return oracle_action(ws, task)
         bug = task["bug"]
         differing = sorted(p for p in set(ws.files) | set(ws.original) if ws.files.get(p) != ws.original.get(p))
         if differing == [bug["path"]] and ws.files.get(bug["path"]) == ws.initial[bug["path"]]:
