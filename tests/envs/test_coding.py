@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import budgetgym  # noqa: F401  (registers the ids)
-from budgetgym.core import SnapshotError, load_tasks, rollout
+from budgetgym.core import SnapshotError, load_failure_states, load_tasks, rollout
 from budgetgym.core.budgets import full_budget
 from budgetgym.envs.coding.env import task_files
 from budgetgym.envs.coding.repos import repo_files, repo_names
@@ -150,6 +150,52 @@ def test_snapshot_fast_path_restores_files_exactly(env):
     observation, info = env.reset(options={"snapshot": json.loads(json.dumps(snap))})
     assert base.ws.files == files and info["turn"] == 2
     assert rollout(env, "oracle", start=(observation, info)).success
+
+
+def test_episodes_started_from_every_shipped_failure_state_give_snapshots_the_env_restores():
+    """17 of 130 gave snapshots the env refused: a state restored without its measured progress
+    snapshotted progress 0 beside the episode's own, and the restore found them at odds."""
+    require("local")
+    env = gym.make("budgetgym/Coding-v0")
+    refused = []
+    try:
+        for state in load_failure_states("coding"):
+            env.reset(options={"snapshot": json.loads(json.dumps(state["snapshot"]))})
+            env.step(call("view_file", path="README.md", start_line=1, end_line=1))
+            again = json.loads(json.dumps(env.unwrapped.snapshot()))
+            try:
+                env.reset(options={"snapshot": again})
+            except SnapshotError as err:
+                refused.append((state["id"], str(err)))
+    finally:
+        env.close()
+    assert not refused, refused[:3]
+
+
+def test_a_state_without_its_measured_progress_restores_and_snapshots_consistently():
+    """The shipped failure states were written before the state carried the measured progress."""
+    require("local")
+    from budgetgym.core.env import snapshot_digest
+
+    task = first_task()
+    env = gym.make("budgetgym/Coding-v0")
+    try:
+        env.reset(options={"task_id": task.id})
+        bug = task["bug"]
+        env.step(call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]))
+        env.step(call("run_tests"))
+        snap = json.loads(json.dumps(env.unwrapped.snapshot()))
+        assert snap["progress"] == 1.0
+        for key in ("progress", "file_count"):
+            del snap["state"][key]
+        snap["digest"] = snapshot_digest(snap)
+        env.reset(options={"snapshot": snap})
+        env.step(call("view_file", path="README.md", start_line=1, end_line=1))
+        again = json.loads(json.dumps(env.unwrapped.snapshot()))
+        assert again["state"]["progress"] == again["progress"] == 1.0
+        env.reset(options={"snapshot": again})
+    finally:
+        env.close()
 
 
 def test_corrupt_state_is_refused_before_anything_changes(env):
