@@ -1,5 +1,6 @@
 """MiniWoB-v0 in a real Chromium: the keyword, the text view, bad references, the missing-browser
-error, and that closing the env leaves no browser process behind after many episodes."""
+error, that the oracle solves every task within its stated turns and closing the env leaves no
+browser process behind after many episodes, and the curated failure states on both splits."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import os
 import gymnasium as gym
 import pytest
 
-from budgetgym.core import rollout
+from budgetgym.core import full_budget, load_tasks, rollout
+from budgetgym.envs.miniwob import generate
 from budgetgym.envs.miniwob.env import MiniWoBNotInstalled, _alive, _descendants, select_tasks
+from budgetgym.envs.miniwob.oracles import ORACLE_TURNS
 from registered import make_or_skip
 
 # The issue's figure is 1,000 episodes; CI runs this many (0.2-0.8 s each, by load), and
@@ -22,9 +25,10 @@ def _browsers() -> list[int]:
 
 
 def test_the_keyword_chooses_the_task():
-    assert select_tasks("login") == ["miniwob/login-user"]
-    assert select_tasks("click-test") == ["miniwob/click-test"]  # an exact name wins over click-test-2
-    assert len(select_tasks("click")) == 8
+    assert select_tasks("login") == ["miniwob/login-user", "miniwob/login-user-popup"]
+    assert select_tasks("login-user") == ["miniwob/login-user"]  # an exact name wins over login-user-popup
+    assert select_tasks("click-test") == ["miniwob/click-test"]
+    assert len(select_tasks("click")) == 19
     with pytest.raises(ValueError, match="supported tasks are"):
         select_tasks("no-such-task")
 
@@ -37,7 +41,7 @@ def test_missing_browser_names_what_to_install(monkeypatch):
 
 
 def test_page_as_text_and_a_bad_reference():
-    env = make_or_skip("budgetgym/MiniWoB-v0", task="login")
+    env = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
     try:
         observation, info = env.reset(seed=1)
         assert observation.startswith('Task: Enter the username "')
@@ -56,18 +60,33 @@ def test_page_as_text_and_a_bad_reference():
         env.close()
 
 
+def test_the_task_list_is_the_generators_and_each_budget_follows_the_rule():
+    tasks = load_tasks("miniwob")
+    assert [dict(task) for task in tasks] == generate.tasks()
+    assert len(tasks) >= 30 and set(tasks.splits) == {"train", "test"}
+    assert {task["miniwob_task"] for task in tasks.select("test")} == generate.TEST_TASKS
+    for task in tasks:
+        assert task["oracle_turns"] == ORACLE_TURNS[task["miniwob_task"]]
+        assert task["max_turns"] == full_budget(task["oracle_turns"])
+
+
 def test_many_episodes_then_close_leaves_no_browser_process():
+    """The oracle solves every task, each at three seeds or more, within the turns its task states
+    (a task whose oracle needed more would be truncated short of its full budget's margin)."""
     env = make_or_skip("budgetgym/MiniWoB-v0")
     tasks = list(env.unwrapped.tasks.ids)
     try:
-        solved = 0
+        solved, longest = 0, {}
         for episode in range(EPISODES_IN_CI):
-            result = rollout(env, "oracle", seed=episode, options={"task_id": tasks[episode % len(tasks)]})
+            task_id = tasks[episode % len(tasks)]
+            result = rollout(env, "oracle", seed=episode, options={"task_id": task_id})
             solved += result.success
+            longest[task_id] = max(longest.get(task_id, 0), result.turns)
             if episode == 10:
                 running = len(_browsers())
                 assert running > 0
         assert solved == EPISODES_IN_CI
+        assert {t: n for t, n in longest.items() if n > env.unwrapped.all_tasks.get(t)["oracle_turns"]} == {}
         assert len(_browsers()) <= running + 2  # one browser all along, not one per episode or task
     finally:
         env.close()
@@ -80,3 +99,28 @@ def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "miniwob", None)  # what `import miniwob` meets when it is not installed
     with pytest.raises(MiniWoBNotInstalled, match=r"pip install 'budgetgym\[web\]'"):
         gym.make("budgetgym/MiniWoB-v0")
+
+
+def test_failure_states_cover_both_splits_and_both_kinds_and_the_oracle_recovers():
+    """The shipped states: each kind on each split; two of them restored in the browser, where the
+    page shows the mistake's effect and the oracle still solves the task within its full budget."""
+    from budgetgym.wrappers import ErrorInjection
+
+    env = make_or_skip("budgetgym/MiniWoB-v0", split="test")
+    try:
+        states = env.unwrapped.failure_states()
+        splits = {task.id: task.split for task in env.unwrapped.all_tasks}
+        assert {(splits[s["task_id"]], s["kind"]) for s in states} == {
+            (split, kind) for split in ("train", "test") for kind in ("wrong_click", "idle_click")}
+        assert len({s["id"] for s in states}) == len(states)
+        injected = ErrorInjection(env)
+        for kind in ("wrong_click", "idle_click"):
+            state = next(s for s in states if s["kind"] == kind and splits[s["task_id"]] == "test")
+            observation, info = env.reset(options={"snapshot": state["snapshot"]})
+            assert info["task_id"] == state["task_id"] and "The episode is over" not in observation
+            result = rollout(env, "oracle", start=(observation, info))
+            assert result.success
+        observation, info = injected.reset(seed=0)
+        assert info["task_id"] in {t for t, split in splits.items() if split == "test"}
+    finally:
+        env.close()

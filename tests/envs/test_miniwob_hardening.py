@@ -39,7 +39,7 @@ def test_untypable_text_is_an_invalid_action_and_changes_nothing():
 
 
 def test_a_browser_that_dies_mid_episode_ends_it_and_the_next_reset_gets_a_fresh_one():
-    env = make_or_skip("budgetgym/MiniWoB-v0", task="login")
+    env = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
     try:
         env.reset(seed=1)
         env.step(env.unwrapped.oracle_action())

@@ -4,9 +4,13 @@ Description:
     An adapter to MiniWoB++ from the installed ``miniwob`` package: its task pages run in a real,
     headless Chromium driven by ChromeDriver (Debian's ``chromium`` and ``chromium-driver``), and
     MiniWoB's own JavaScript generates each episode's instance from the episode seed and judges it.
-    Twelve tasks are supported, those with a known-good oracle: click-test, click-test-2,
-    click-button, click-link, click-tab, click-dialog, focus-text, enter-text, enter-password,
-    login-user, click-checkboxes and click-option. The task is chosen by a keyword:
+    Thirty-three tasks are supported, those with a known-good oracle (``oracles.ORACLES``), from one
+    click (click-test, click-button, click-dialog-2, unicode-test, email-inbox-delete) through forms
+    (enter-text-2, login-user-popup, multi-orderings, multi-layouts) and menus, tabs, sections and
+    trees to explore (social-media, click-tab-2-hard, click-collapsible-2-nodelay, navigate-tree) to
+    up to thirteen clicks (click-checkboxes-large). The train split holds 21; the test split 12,
+    mostly MiniWoB's transfer and harder variants of tasks trained on (``generate.TEST_TASKS``).
+    The task is chosen by a keyword:
     ``gym.make("budgetgym/MiniWoB-v0", task="login")`` keeps the tasks whose name contains it (an
     exact name wins); task ids are ``miniwob/<name>``. One browser serves all the episodes of an
     env; it starts at the first reset, loads another task's page when the task changes, and
@@ -37,7 +41,10 @@ Termination:
     that says so; ``step`` does not raise, and the next reset starts a fresh browser.
 
 Registered Configurations:
-    ``budgetgym/MiniWoB-v0``: the twelve tasks (or those of ``task=KEYWORD``). Needs
+    ``budgetgym/MiniWoB-v0``: the thirty-three tasks (or those of ``task=KEYWORD``), on the train
+    and test splits; curated failure states (``wrong_click``: another checkbox, tab, folder or field
+    than the oracle's; ``idle_click``: a click on mere text) on both, from
+    ``python -m budgetgym.envs.miniwob.generate``. Needs
     ``pip install 'budgetgym[web]'`` (the ``miniwob`` package) and Chromium with its driver
     (``apt-get install chromium chromium-driver``); ``MINIWOB_CHROME_BINARY`` and
     ``MINIWOB_CHROMEDRIVER`` are set to Debian's paths when unset. Without them ``gym.make`` raises
@@ -47,16 +54,19 @@ Registered Configurations:
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import shutil
 import signal
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TextEnv, ToolCall, load_tasks
 from budgetgym.core.extras import MissingExtra
+from budgetgym.envs.miniwob import mistakes
 from budgetgym.envs.miniwob.oracles import ORACLES
 from budgetgym.envs.miniwob.tools import TOOLS
 
@@ -218,7 +228,9 @@ class MiniWoBEnv(TextEnv):
     )
     exploit_upstream = "judged by MiniWoB++'s own task pages (their JavaScript scores each episode)"
     exploits = {"click-everything": "budgetgym.eval.exploits.miniwob:ClickEverything"}
-    exploit_sample = 12  # one episode per task: each is a page load in a real browser
+    exploit_sample = 12  # each episode is a page load in a real browser: a sample, not every task
+    failure_kinds = mistakes.KINDS
+    state_changing_kinds = ("wrong_click",)  # an idle click wastes the turn and changes nothing
 
     def __init__(self, task: str | None = None, split: str | None = None, task_ids: list[str] | None = None,
                  reward_mode: str = "sparse", render_mode: str | None = None,
@@ -368,6 +380,18 @@ class MiniWoBEnv(TextEnv):
             return None
         name, arguments = call
         return Action(calls=(ToolCall(name, arguments),))
+
+    def state_key(self) -> str:
+        """The page as the agent sees it (each element's tag, text, value and classes) and whether
+        the episode is over: what the outcome depends on; the actions that led there are not."""
+        page = self.page
+        if page is None:
+            return "null"
+        shown = [(e["tag"], e["id"], e["classes"], e["text"], e["value"]) for e in page.elements if e["ref"] in page.refs]
+        return json.dumps({"done": page.done, "page": shown}, ensure_ascii=False)
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        return mistakes.propose(self, kind, plan, rng)
 
     def _render_oracle(self, action: Action) -> str:
         call = action.calls[0]

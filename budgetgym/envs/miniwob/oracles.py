@@ -99,11 +99,194 @@ def click_option(elements, fields):
     return _click(_button(elements))
 
 
+def _classes(element: Element) -> list[str]:
+    return element["classes"].split()
+
+
+def _has_class(name: str) -> Callable[[Element], bool]:
+    return lambda e: name in _classes(e)
+
+
+def _link(elements: Sequence[Element], text: str) -> Element | None:
+    return _first(elements, lambda e: "alink" in _classes(e) and e["text"] == text)
+
+
+def click_dialog_2(elements, fields):
+    if fields["target"] == "x":
+        return click_dialog(elements, fields)
+    return _click(_first(elements, lambda e: e["tag"] == "button" and e["text"] == fields["target"]
+                         and _has_class("ui-button")(e)))
+
+
+def click_tab_2(elements, fields):
+    """The target link where the open tab shows it, else the next tab (so every tab is tried once)."""
+    link = _link(elements, fields["target"])
+    if link is not None:
+        return _click(link)
+    tabs = [e for e in elements if e["ref"] > 0 and "ui-tabs-anchor" in _classes(e)]
+    items = {e["ref"]: e for e in elements}
+    active = next((i for i, tab in enumerate(tabs) if "ui-tabs-active" in _classes(items[tab["parent"]])), -1)
+    return _click(tabs[active + 1]) if active + 1 < len(tabs) else None
+
+
+def click_collapsible(elements, fields):
+    # The section's header is the h3 (the paragraph under it carries the accordion's header classes too).
+    header = _first(elements, lambda e: e["tag"] == "h3" and "ui-accordion-header-collapsed" in _classes(e))
+    return _click(header) if header is not None else _click(_button(elements, "Submit"))
+
+
+def click_collapsible_2(elements, fields):
+    """The target link where the open section shows it, else the section after the open one."""
+    link = _link(elements, fields["target"])
+    if link is not None:
+        return _click(link)
+    headers = [e for e in elements if e["ref"] > 0 and e["tag"] == "h3" and "ui-accordion-header" in _classes(e)]
+    active = next((i for i, h in enumerate(headers) if "ui-accordion-header-active" in _classes(h)), -1)
+    return _click(headers[active + 1]) if active + 1 < len(headers) else None
+
+
+_WIDGET_TAGS = {"button": ("button",), "text": ("input_text",), "textarea": ("textarea",),
+                "checkbox": ("input_checkbox",), "radio": ("input_radio",)}
+
+
+def click_widget(elements, fields):
+    tags = _WIDGET_TAGS.get(fields["target"], (fields["target"],))
+    return _click(_first(elements, lambda e: e["tag"] in tags))
+
+
+def focus_text_2(elements, fields):
+    boxes = [e for e in elements if e["ref"] > 0 and e["tag"] == "input_text"]
+    index = int(fields["target"]) - 1
+    return _click(boxes[index]) if 0 <= index < len(boxes) else None
+
+
+def enter_text_2(elements, fields):
+    text = fields["text"].lower() if fields["case"] == "lower" else fields["text"].upper()
+    return _fill(_first(elements, lambda e: e["tag"] == "input_text"), text) or _click(_button(elements))
+
+
+def login_user_popup(elements, fields):
+    cancel = _first(elements, lambda e: e["id"] == "popup-cancel")
+    return _click(cancel) if cancel is not None else login_user(elements, fields)
+
+
+def navigate_tree(elements, fields):
+    """The target where it shows, else the first collapsed folder opened (every folder in turn)."""
+    target = _first(elements, lambda e: e["tag"] == "span" and e["text"] == fields["target"])
+    if target is not None:
+        return _click(target)
+    return _click(_first(elements, _has_class("expandable-hitarea")))
+
+
+def unicode_test(elements, fields):
+    return _click(_button(elements, fields["target"]))
+
+
+def _field_labels(elements: Sequence[Element]) -> list[tuple[str, Element]]:
+    """(label, text field) for each text field: the text of the nearest ancestor that has any, lower-cased."""
+    by_ref = {e["ref"]: e for e in elements}
+    texts: dict[int, str] = {}
+    for e in elements:
+        if e["text"] and not e["tag"].startswith("input"):
+            node = by_ref.get(e["parent"])
+            while node is not None:
+                texts.setdefault(node["ref"], e["text"].lower())
+                node = by_ref.get(node["parent"])
+    found = []
+    for e in elements:
+        if e["ref"] > 0 and e["tag"] == "input_text":
+            node = by_ref.get(e["parent"])
+            while node is not None and node["ref"] not in texts:
+                node = by_ref.get(node["parent"])
+            if node is not None:
+                found.append((texts[node["ref"]], e))
+    return found
+
+
+_MOVIE_LABELS = {"year": ("year", "date"), "genre": ("genre",), "director": ("director",)}
+
+
+def movie_search(elements, fields):
+    """Each field (year, genre, director) by its label, then the Submit (Search, Go!) control."""
+    labelled = _field_labels(elements)
+    for name, words in _MOVIE_LABELS.items():
+        box = next((e for label, e in labelled if any(word in label for word in words)), None)
+        call = _fill(box, fields[name])
+        if call:
+            return call
+    submit = _button(elements) or _first(elements, lambda e: bool({"final", "ui-submit"} & set(_classes(e))))
+    return _click(submit)
+
+
+def email_inbox_delete(elements, fields):
+    return _email_action(elements, fields["by"], "trash")
+
+
+def _email_action(elements: Sequence[Element], sender: str, action: str) -> Call | None:
+    """The icon ``action`` (trash, star) of the thread in the list whose sender is ``sender``."""
+    by_ref = {e["ref"]: e for e in elements}
+    for e in elements:
+        if "email-sender" in _classes(e) and e["text"] == sender:
+            thread = by_ref[by_ref[e["parent"]]["parent"]]
+            icons = [i for i in elements if action in _classes(i)]
+            for icon in icons:
+                node = icon
+                while node is not None and node["ref"] != thread["ref"]:
+                    node = by_ref.get(node["parent"])
+                if node is not None:
+                    return _click(icon)
+    return None
+
+
+_POST_CONTROLS = {"Reply": "reply", "Retweet": "retweet", "Like": "like"}
+
+
+def social_media(elements, fields):
+    """The user's post's control for the action, or its menu item (the menu, "more", opened first)."""
+    post = _post_of(elements, fields["user"])
+    if post is None:
+        return None
+    wanted = fields["button"]
+    if wanted in _POST_CONTROLS:
+        return _click(_inside(elements, post, _has_class(_POST_CONTROLS[wanted])))
+    item = _inside(elements, post, lambda e: e["tag"] == "li" and e["text"].startswith(wanted))
+    return _click(item) if item is not None else _click(_inside(elements, post, _has_class("more")))
+
+
+def _post_of(elements: Sequence[Element], user: str) -> Element | None:
+    by_ref = {e["ref"]: e for e in elements}
+    for e in elements:
+        if "username" in _classes(e) and e["text"] == user:
+            return by_ref[by_ref[e["parent"]]["parent"]]
+    return None
+
+
+def _inside(elements: Sequence[Element], ancestor: Element, test: Callable[[Element], bool]) -> Element | None:
+    by_ref = {e["ref"]: e for e in elements}
+    for e in elements:
+        if e["ref"] > 0 and test(e):
+            node = e
+            while node is not None and node["ref"] != ancestor["ref"]:
+                node = by_ref.get(node["parent"])
+            if node is not None:
+                return e
+    return None
+
+
 ORACLES: Mapping[str, Callable[[Sequence[Element], Mapping[str, str]], Call | None]] = {
     "click-test": click_test, "click-test-2": click_button, "click-button": click_button,
     "click-link": click_link, "click-tab": click_tab, "click-dialog": click_dialog, "focus-text": focus_text,
     "enter-text": enter_text, "enter-password": enter_password, "login-user": login_user,
     "click-checkboxes": click_checkboxes, "click-option": click_option,
+    "click-test-transfer": click_button, "click-checkboxes-large": click_checkboxes,
+    "click-checkboxes-transfer": click_checkboxes, "click-dialog-2": click_dialog_2,
+    "click-tab-2": click_tab_2, "click-tab-2-easy": click_tab_2, "click-tab-2-medium": click_tab_2,
+    "click-tab-2-hard": click_tab_2,
+    "click-collapsible-nodelay": click_collapsible,
+    "click-collapsible-2-nodelay": click_collapsible_2, "click-widget": click_widget, "focus-text-2": focus_text_2,
+    "enter-text-2": enter_text_2, "enter-text-dynamic": enter_text, "login-user-popup": login_user_popup,
+    "navigate-tree": navigate_tree, "unicode-test": unicode_test, "multi-orderings": movie_search,
+    "multi-layouts": movie_search, "email-inbox-delete": email_inbox_delete, "social-media": social_media,
 }
 
 ORACLE_TURNS: Mapping[str, int] = {
@@ -111,4 +294,15 @@ ORACLE_TURNS: Mapping[str, int] = {
     "focus-text": 1, "enter-text": 2, "enter-password": 3, "login-user": 3,
     "click-checkboxes": 7,  # up to six boxes to tick, then Submit
     "click-option": 2,
+    "click-test-transfer": 1, "click-checkboxes-large": 13,  # up to twelve boxes, then Submit
+    "click-checkboxes-transfer": 7, "click-dialog-2": 1,
+    "click-tab-2": 3, "click-tab-2-easy": 1, "click-tab-2-medium": 1,  # each tab in turn, then the link
+    "click-tab-2-hard": 6,  # up to six tabs: five switches, then the link
+    "click-collapsible-nodelay": 2,  # the section, then Submit
+    "click-collapsible-2-nodelay": 4,  # three sections in turn, then the link
+    "click-widget": 1, "focus-text-2": 1, "enter-text-2": 2, "enter-text-dynamic": 2,
+    "login-user-popup": 5,  # the popup dismissed, a field typed again
+    "navigate-tree": 9,  # up to eight folders opened, then the target
+    "unicode-test": 1, "multi-orderings": 4, "multi-layouts": 4,  # three fields, then Submit
+    "email-inbox-delete": 1, "social-media": 2,  # the post's menu, then its item
 }
