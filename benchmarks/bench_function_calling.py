@@ -152,7 +152,7 @@ def step_latency(env: FunctionCallingEnv, solutions: list[list[str]], repeats: i
             env.reset(options={"task_index": index})
             state: dict[str, Any] = {}
             for turn, action in enumerate(actions):
-                kind = "answer_step" if not action.startswith("{") else "tool_call_step"
+                kind = "tool_call_step" if action.startswith(("{", "[")) else "answer_step"  # a batch is a list
                 start = clock()
                 floor_step(action, state, turn)
                 middle = clock()
@@ -354,6 +354,11 @@ def main() -> None:
         # Constant time: about as fast after 64 calls in the user turn as after none.
         "oracle_action_64_to_0_calls_about": target(1.0, latency["oracle_action"]["ratio_64_to_0"], slack=1.5),
         "restore_us_under": target(200, latency["restore_fast"]["us"]),
+        # A fast restore at most half its replay path; a snapshot at most one tool-call step.
+        "restore_fast_to_replay_at_most": target(0.5, round(latency["restore_fast"]["us"]
+                                                            / latency["restore_replay"]["us"], 2)),
+        "snapshot_to_step_at_most": target(1.0, round(latency["snapshot"]["us"]
+                                                      / latency["tool_call_step"]["median_us"], 2)),
         "score_user_turn_us_under": target(1000, latency["score_user_turn"]["us"]),
     }
     bfcl = result["bfcl_executor"]

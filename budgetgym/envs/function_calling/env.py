@@ -79,16 +79,17 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import re
 from typing import Any, Mapping, Sequence
 
 from budgetgym.core import MAX_CALLS_PER_STEP, Action, ActionError, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
 from budgetgym.envs.function_calling import failures
-from budgetgym.envs.function_calling.batching import layers, leaves, unseen_value
+from budgetgym.envs.function_calling.batching import layers, leaves, shown, unseen_value
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
-from budgetgym.envs.function_calling.scoring import TurnCheck, has_fact
+from budgetgym.envs.function_calling.scoring import TurnCheck, has_fact, numbers_in
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema, task_problem
 
 #: At most this many repairs are planned ahead for one user turn (the planner's longest is far shorter).
@@ -121,6 +122,21 @@ def _hashable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return (type(value) is list, tuple(_hashable(item) for item in value))  # [1] != (1,), as in ==
     return value
+
+
+def _seen_fact(fact: str | list[str], parts: list[str], numbers: set[float]) -> bool:
+    """``has_fact`` on what the agent has seen (its numbers read once per observation; newest
+    observations first, where a fact was most likely read)."""
+    for alternative in fact if isinstance(fact, list) else [fact]:
+        if _NUMERIC.fullmatch(alternative):
+            if float(alternative) in numbers:
+                return True
+        elif any(has_fact(part, alternative) for part in reversed(parts)):
+            return True
+    return False
+
+
+_NUMERIC = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 class FunctionCallingEnv(TextEnv):
@@ -165,7 +181,7 @@ class FunctionCallingEnv(TextEnv):
         self.retry_answers = retry_answers
         self._answer_failed = False  # an answer failed its turn (the episode's end, unless retry_answers)
         self._tried: tuple[Action, Any, list[tuple[str, bool]]] | None = None  # the turn _parse tried on a copy
-        self._seen: tuple[int, str] = (-1, "")  # seen_text() as of a turn count
+        self._seen: tuple[int, list[str], set[float]] = (-1, [], set())  # see _seen_record
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
@@ -191,7 +207,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._answer_failed = False
-        self._tried, self._seen = None, (-1, "")
+        self._tried, self._seen = None, (-1, [], set())
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -217,7 +233,7 @@ class FunctionCallingEnv(TextEnv):
         the service to learn its results; a turn that breaks the rule is an invalid action, and one
         that keeps it runs as tried (``_execute`` takes the copy)."""
         action = super()._parse(text, tools)
-        if len(action.calls) > 1:
+        if len(action.calls) > 1 and not self._all_seen(action.calls):
             copy, outcomes, broken = self._try_turn(action.calls)
             if broken is not None:
                 index, value = broken
@@ -231,6 +247,14 @@ class FunctionCallingEnv(TextEnv):
             self._tried = (action, copy, outcomes)
         return action
 
+    def _all_seen(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether every string the calls use is in what the agent has seen (then the rule holds
+        without trying the turn: the common case). Newest observations first: most values are in
+        the last few results."""
+        parts = self._seen_record()[0]
+        return all(any(shown(value, part) for part in reversed(parts))
+                   for call in calls for value in leaves(call.arguments))
+
     def _try_turn(self, calls: Sequence[ToolCall]) -> tuple[Any, list[tuple[str, bool]], tuple[int, str] | None]:
         """``calls`` run on a copy of the service: the copy, each call's (result, failed), and the
         rule's verdict."""
@@ -241,11 +265,21 @@ class FunctionCallingEnv(TextEnv):
 
     def seen_text(self) -> str:
         """Everything the agent has seen in this episode: the opening and every observation since."""
-        cached = self._seen
-        if cached[0] != self.turn:
-            cached = self._seen = (self.turn, "\n".join([self.first_observation,
-                                                         *(observation for _, observation in self.transcript)]))
-        return cached[1]
+        return "\n".join(self._seen_record()[0])
+
+    def _seen_record(self) -> tuple[list[str], set[float]]:
+        """What the agent has seen: the opening and each observation since (in order), and the
+        numbers they hold, brought up to date with the turns since the last call (each observation
+        is read once)."""
+        turns, parts, numbers = self._seen
+        if turns != self.turn:
+            if turns < 0 or turns > self.turn:  # a new episode (or a restore): from the start
+                turns, parts, numbers = 0, [self.first_observation], set(numbers_in(self.first_observation))
+            for _, observation in self.transcript[turns:]:
+                parts.append(observation)
+                numbers |= numbers_in(observation)
+            self._seen = (self.turn, parts, numbers)
+        return parts, numbers
 
     def _execute(self, action: Action) -> Outcome:
         if action.is_message:
@@ -367,7 +401,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
-        self._tried, self._seen = None, (-1, "")
+        self._tried, self._seen = None, (-1, [], set())
         self._clear_turn_calls()
         self._turn_calls = copy_state(state["turn_calls"])
 
@@ -421,8 +455,12 @@ class FunctionCallingEnv(TextEnv):
                  if not (isinstance(fact, str) and fact.lstrip("-").isdigit())]
         if not facts:
             return False
-        seen, held = self.seen_text(), _encode(self._backend.state)
-        return any(has_fact(held, fact) and not has_fact(seen, fact) for fact in facts)
+        parts, numbers = self._seen_record()
+        unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers)]
+        if not unseen:
+            return False
+        held = _encode(self._backend.state)
+        return any(has_fact(held, fact) for fact in unseen)
 
     def _objection(self, turn: Mapping[str, Any]) -> str:
         """The user's word on a failed answer to ``turn``: the request restated where it stays open."""
