@@ -32,8 +32,9 @@ _MEASURING_BUDGET = 100
 _RUN_TIMEOUT = 60
 
 
-def run_suite(files: Mapping[str, str], python: str = sys.executable) -> tuple[dict[str, str], str]:
-    """Run the library's tests on ``files`` in a scratch folder: (statuses, output)."""
+def run_suite(files: Mapping[str, str], python: str = sys.executable,
+              timeout: float = _RUN_TIMEOUT) -> tuple[dict[str, str], str]:
+    """Run the library's tests on ``files`` in a scratch folder: (statuses, output; ``{}`` past ``timeout`` s)."""
     with tempfile.TemporaryDirectory(prefix="budgetgym-mutant-") as root:
         for path, text in files.items():
             target = Path(root, path)
@@ -42,7 +43,7 @@ def run_suite(files: Mapping[str, str], python: str = sys.executable) -> tuple[d
         env = {**os.environ, **PYTEST_ENV}
         try:
             done = subprocess.run([python, "-m", "pytest", *PYTEST_ARGS, "tests"], cwd=root, env=env,
-                                  capture_output=True, text=True, timeout=_RUN_TIMEOUT)
+                                  capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {}, "timed out"
     return parse_statuses(done.stdout), done.stdout
