@@ -43,8 +43,8 @@ Registered Configurations:
     ``budgetgym/Web-v0``: 600 instructions (``split="train"``: 500, ``split="test"``: 100, a fixed
     held-out split), over the shipped catalogue; 150 curated failure states of six kinds for
     ``ErrorInjection`` (120 on the train split, 30 on the test split).
-    ``python -m budgetgym.envs.web.generate`` rebuilds the catalogue, the instructions and the failure states
-    from their seeds.
+    ``python -m budgetgym.envs.web.generate`` rebuilds the catalogue, the instructions and the
+    failure states from their seeds.
 """
 
 from __future__ import annotations
