@@ -1,14 +1,15 @@
 """What the agent can write in one turn: the rule a turn of several calls obeys, and the oracle's batches.
 
 A turn may hold several calls (run in order, as BFCL's parallel calls are), but an agent writes the
-whole turn before it sees any result. So a call may not use a value that only an earlier call of the
-same turn returns: a string argument (a path, an id, an email) that the agent has not seen (the
+whole turn before it sees any result. So no call of a turn may use a value that only the turn's own
+results show: a string argument (a path, an id, an email) that the agent has not seen (the
 conversation so far: the task's opening, the user's requests, the tool results of earlier turns),
 that the service holds, and that a result of the turn shows (a path ``find_files`` returned, an
 event id from ``search_events``, a message id a delete echoes). The env refuses such a turn of
-several calls as an invalid action before anything changes (``unseen_value``), so merging the
-oracle's calls into fewer turns fails, and the oracle's turn count, ``oracle_turns``, is the
-dependency depth of its solution under that rule (``layers``).
+several calls as an invalid action before anything changes (``unseen_value``), and an answer that
+states a fact the agent never saw fails its user turn (the env's Rewards), so neither merging the
+oracle's calls into fewer turns nor leaving its lookups out beats its turn count, ``oracle_turns``:
+the dependency depth of its solution under that rule (``layers``).
 
 Only strings are followed: numbers are too short to tell one source from another (a 2 in a result
 is not the 2 of "two shares"), so an amount copied from a listing counts as written by the agent.
