@@ -176,9 +176,10 @@ def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]
                           "private sentinel); such comparisons prove nothing, so the submission fails")
     wrong = sorted(name for name, status in canaries.items() if status != "FAILED")
     if wrong:
-        said = ", ".join(f"{canaries[n] or 'not reported'}" for n in wrong[:3])
-        return statuses, (f"the test runner was disarmed from inside the library: a check that must fail was "
-                          f"{said}; the run's results cannot be trusted, so the submission fails")
+        said = " or ".join(sorted({(canaries[n] or "not reported").lower() for n in wrong}))
+        return statuses, (f"the test runner was disarmed from inside the library: {len(wrong)} of {len(canaries)} "
+                          f"checks that must fail were {said}; the run's results cannot be trusted, so the "
+                          f"submission fails")
     return statuses, None
 
 
