@@ -62,7 +62,7 @@ def test_page_as_text_and_a_bad_reference():
 
 def test_the_task_list_is_the_generators_and_each_budget_follows_the_rule():
     tasks = load_tasks("miniwob")
-    assert [dict(task) for task in tasks] == generate.tasks()
+    assert [dict(task.data) for task in tasks] == generate.tasks()
     assert len(tasks) >= 30 and set(tasks.splits) == {"train", "test"}
     assert {task["miniwob_task"] for task in tasks.select("test")} == generate.TEST_TASKS
     for task in tasks:
