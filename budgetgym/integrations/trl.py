@@ -34,6 +34,7 @@ families or budgets in one run.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -94,6 +95,7 @@ class TRLEpisode:
     terminated: bool = False
     truncated: bool = False
     calls_after_end: int = 0
+    env_seconds: float = 0.0  # wall time spent in the env (reset and every act), for the model/env split
 
     @property
     def reward(self) -> float:
@@ -103,7 +105,8 @@ class TRLEpisode:
         return {"env_id": self.env_id, "task_id": self.task_id, "seed": self.seed, "instance": self.instance,
                 "cap": self.cap, "drawn": self.drawn, "actions": list(self.actions),
                 "rewards": list(self.rewards), "reward": self.reward, "turns": self.turns, "success": self.success,
-                "terminated": self.terminated, "truncated": self.truncated, "calls_after_end": self.calls_after_end}
+                "terminated": self.terminated, "truncated": self.truncated, "calls_after_end": self.calls_after_end,
+                "env_seconds": self.env_seconds}
 
 
 class BudgetgymTRLEnv:
@@ -123,6 +126,7 @@ class BudgetgymTRLEnv:
         """Start the row's task (``env_id``, ``task_id``; ``env_kwargs`` and ``seed`` optional) and
         return its first observation. A row without ``env_id``/``task_id`` is a malformed dataset
         (raises ``ValueError``)."""
+        started = time.perf_counter()
         missing = [key for key in ("env_id", "task_id") if row.get(key) is None]
         if missing:
             raise ValueError(f"a budgetgym TRL row needs {', '.join(missing)} (trl_rows() makes them)")
@@ -144,6 +148,7 @@ class BudgetgymTRLEnv:
         self._record = TRLEpisode(str(row["env_id"]), str(info["task_id"]), seed, self._instance,
                                   int(budget["cap"]), budget.get("drawn"))
         self._factory.episodes.append(self._record)
+        self._record.env_seconds += time.perf_counter() - started
         return messages[-1]["content"]
 
     def act(self, action: str) -> str:
@@ -161,6 +166,7 @@ class BudgetgymTRLEnv:
         if episode.done:
             record.calls_after_end += 1
             return OVER
+        started = time.perf_counter()
         if not isinstance(action, str):  # an object the model wrote as the argument: its JSON is the action
             action = json.dumps(action, ensure_ascii=False)
         step = episode.act(action)
@@ -169,11 +175,8 @@ class BudgetgymTRLEnv:
         record.turns = int(step.info.get("turn", record.turns + 1))
         record.success = bool(step.info.get("success", False))
         record.terminated, record.truncated = step.terminated, step.truncated
-        text = step.observation
-        if "tools" in step.info:  # the family changed the tools mid-episode: say which there are now
-            text += "\n\n" + system_prompt("", step.info["tools"], native=False)
-        if step.done:
-            text += "\n\n" + OVER
+        text = answer_text(step.observation, step.info, step.done)
+        record.env_seconds += time.perf_counter() - started
         return text
 
     def get_reward(self) -> float:
@@ -185,6 +188,15 @@ class BudgetgymTRLEnv:
     def episode(self) -> ChatEpisode | None:
         """The running episode's :class:`ChatEpisode` (its env and info), for scripted players and logs."""
         return self._episode
+
+
+def answer_text(observation: str, info: dict[str, Any], done: bool) -> str:
+    """What ``act`` returns for a step: the observation, the tools when the family changed them
+    mid-episode (the system message lists the first ones only), and :data:`OVER` at the end."""
+    text = observation
+    if "tools" in info:
+        text += "\n\n" + system_prompt("", info["tools"], native=False)
+    return text + "\n\n" + OVER if done else text
 
 
 def episode_seed(seed: int, instance: int, count: int) -> int:
@@ -221,4 +233,4 @@ class TRLEnvironmentFactory:
             instance._made.clear()
 
 
-__all__ = ["ACT_NOTE", "BudgetgymTRLEnv", "OVER", "TRLEnvironmentFactory", "TRLEpisode", "episode_seed", "trl_rows"]
+__all__ = ["ACT_NOTE", "BudgetgymTRLEnv", "OVER", "answer_text", "TRLEnvironmentFactory", "TRLEpisode", "episode_seed", "trl_rows"]

@@ -26,11 +26,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from budgetgym.integrations.episode import BudgetSpec
-from budgetgym.integrations.trl import BudgetgymTRLEnv, TRLEnvironmentFactory, system_message, trl_rows
+from budgetgym.integrations.trl import BudgetgymTRLEnv, TRLEnvironmentFactory, answer_text, system_message, trl_rows
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 #: Markers of the chat template's tool calls: ordinary tokens (decoded with the text, so TRL's parser sees them).
 MARKER_TOKENS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>")
+MAX_TOKEN_CHARS = 16
 TOOLS = [BudgetgymTRLEnv.act]  # what TRL renders in the prompt: the env's public methods
 
 
@@ -46,7 +47,7 @@ class ModelSize:
     context: int = 4096
 
 
-SIZES = {"tiny": ModelSize(hidden=64, layers=2, heads=2, intermediate=192, vocab=2048),
+SIZES = {"tiny": ModelSize(hidden=64, layers=2, heads=2, intermediate=192, vocab=4096),
          "small": ModelSize()}
 
 
@@ -58,10 +59,13 @@ def chat_template() -> str:
 
 
 def scripted_conversations(env_ids: Sequence[str], *, agent_p: float, episodes_per_task: int = 1,
-                           tasks: int | None = None, task_ids: Sequence[str] | None = None, split: str = "train", budget: BudgetSpec | None = None,
-                           seed: int = 0, env_kwargs: dict[str, Any] | None = None) -> list[list[dict[str, Any]]]:
-    """Chats of the noisy oracle (a random action with probability ``agent_p`` each turn) played through
-    :class:`BudgetgymTRLEnv`, in the messages TRL builds (assistant ``act`` calls and tool results)."""
+                           tasks: int | None = None, task_ids: Sequence[str] | None = None, split: str = "train",
+                           budget: BudgetSpec | None = None, seed: int = 0,
+                           env_kwargs: dict[str, Any] | None = None) -> list[list[dict[str, Any]]]:
+    """Chats of the noisy oracle (a random action with probability ``agent_p`` each turn) in the
+    messages TRL builds: each episode started by :meth:`BudgetgymTRLEnv.reset` for the row, played by
+    the one rollout loop, every answer what ``act`` would have returned (:func:`answer_text`)."""
+    from budgetgym.core.rollout import rollout
     from budgetgym.eval.agents.scripted import NoisyOracleAgent
 
     factory = TRLEnvironmentFactory(budget or BudgetSpec(), **(env_kwargs or {}))
@@ -70,22 +74,20 @@ def scripted_conversations(env_ids: Sequence[str], *, agent_p: float, episodes_p
     conversations = []
     try:
         for env_id in env_ids:
-            rows = trl_rows(env_id, split=split, seed=seed, limit=tasks, task_ids=task_ids)
-            for row in rows:
+            for row in trl_rows(env_id, split=split, seed=seed, limit=tasks, task_ids=task_ids):
                 for attempt in range(episodes_per_task):
                     row = {**row, "seed": seed + attempt}
-                    observation = env.reset(**row)
+                    observation = env.reset(**row)  # the episode TRL would start for this row
                     episode = env.episode
-                    messages = [row["prompt"][0], {"role": "user", "content": observation}]
                     agent.reset(episode.env, observation, episode.info, int(row["seed"]))
-                    info = episode.info
-                    while not episode.done:
-                        action = agent.act(episode.info["messages"][-1]["content"], info)
-                        answer = env.act(action)
-                        info = episode.info
-                        messages.append(act_message(action))
-                        messages.append({"role": "tool", "name": "act", "content": answer})
-                    messages.append({"role": "assistant", "content": "Done."})
+                    played = rollout(episode.env, lambda o, i, e: agent.act(o, i), start=(observation, episode.info))
+                    messages = [row["prompt"][0], {"role": "user", "content": observation}]
+                    for step in played.steps:
+                        messages.append(act_message(step.action))
+                        messages.append({"role": "tool", "name": "act",
+                                         "content": answer_text(step.observation, step.info,
+                                                                step.terminated or step.truncated)})
+                    messages.append({"role": "assistant", "content": "Done."})  # the reply that ends the rollout
                     conversations.append(messages)
     finally:
         factory.close()
@@ -121,10 +123,14 @@ def make_tiny_lm(out: str | Path, conversations: Sequence[Sequence[dict[str, Any
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # No split at spaces: merges may cross words, so the long system messages every chat repeats take
+    # fewer tokens; tokens of at most MAX_TOKEN_CHARS characters keep actions spelled out, never one
+    # token for a whole action the corpus happens to repeat.
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=dims.vocab, special_tokens=list(SPECIAL_TOKENS) + list(MARKER_TOKENS),
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+                                  max_token_length=MAX_TOKEN_CHARS)
     bpe.train_from_iterator(corpus(conversations), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                         padding_side="left", additional_special_tokens=[])
@@ -232,6 +238,11 @@ class LMAgent:
         self.stats = {"tokens": 0, "seconds": 0.0, "calls": 0}
         self._messages: list[dict[str, Any]] = []
         self._last_action: str | None = None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation the model has seen so far (a copy; its last reply is added at the next turn)."""
+        return [dict(m) for m in self._messages]
 
     def reset(self, env: Any, observation: str, info: dict[str, Any], seed: int) -> None:
         import torch
