@@ -130,6 +130,8 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         # and the env's counts a restored prefix had spent when it is not counted.
         self._turns = self._calls = self._tokens = 0
         self._turns_offset = self._calls_offset = 0
+        # What a subclass adds to info["budget"] for the episode (BudgetMix: the budget drawn).
+        self._extra: dict[str, Any] = {}
         self._solutions: dict[tuple[str, int | None], dict[str, int]] = {}
 
     def _choose_budget(self) -> int | float | str:
@@ -232,8 +234,11 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
     def _budget_info(self) -> dict[str, Any]:
         # A restored prefix may already be over the cap: nothing remains, never less than nothing.
         remaining = self._cap - self._spent()
-        return {"unit": self.unit, "cap": self._cap, "remaining": remaining if remaining > 0 else 0,
+        info = {"unit": self.unit, "cap": self._cap, "remaining": remaining if remaining > 0 else 0,
                 "reveal": self.reveal, "used": {"turns": self._turns, "calls": self._calls, "tokens": self._tokens}}
+        if self._extra:
+            info.update(self._extra)
+        return info
 
     def _text(self) -> str:
         return reveal_text(self.template, self._cap, self._spent())
@@ -304,12 +309,8 @@ class BudgetMix(TurnBudget):
         # Inverse-CDF on one uniform draw: cheaper than Generator.choice, same distribution.
         index = int(np.searchsorted(self._cumulative, self.np_random.random(), side="right"))
         self.drawn = self.budgets[min(index, len(self.budgets) - 1)]
+        self._extra = {"drawn": self.drawn}
         return self.drawn
-
-    def _budget_info(self) -> dict[str, Any]:
-        info = super()._budget_info()
-        info["drawn"] = self.drawn
-        return info
 
 
 class HorizonSchedule(TurnBudget):
@@ -398,9 +399,5 @@ class HorizonSchedule(TurnBudget):
         self.drawn = choices[int(self.np_random.integers(len(choices)))] if len(choices) > 1 else choices[0]
         if self.by == "episodes":
             self.progress += 1
+        self._extra = {"drawn": self.drawn, "stage": self.stage, "position": self.position}
         return self.drawn
-
-    def _budget_info(self) -> dict[str, Any]:
-        info = super()._budget_info()
-        info.update(drawn=self.drawn, stage=self.stage, position=self.position)
-        return info
