@@ -229,6 +229,24 @@ def test_error_injection_kinds_p_and_tasks_without_states():
         ErrorInjection(CounterEnv(), states=states, p=1.5)
 
 
+def test_error_injection_split_and_tasks_narrow_the_failure_states():
+    states = _failure_states()  # toy-02, toy-03 and toy-07: all on the train split
+    train = ErrorInjection(CounterEnv(), states=states, split="train")
+    assert [s["id"] for s in train.states] == ["fs-toy-02", "fs-toy-03", "fs-toy-07"]
+    named = ErrorInjection(CounterEnv(), states=states, tasks=["toy-03", "toy-05"])
+    assert {named.reset(seed=s)[1]["injected_error"]["id"] for s in range(6)} == {"fs-toy-03"}
+    with pytest.raises(ValueError, match="toy-02.*no failure state"):
+        named.reset(options={"task_id": "toy-02"})
+    with pytest.raises(ValueError, match="no failure states .* of split 'test'"):
+        ErrorInjection(CounterEnv(), states=states, split="test")
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        ErrorInjection(CounterEnv(), states=states, split="dev")
+    with pytest.raises(ValueError, match="unknown task id 'toy-99'"):
+        ErrorInjection(CounterEnv(), states=states, tasks=["toy-99"])
+    with pytest.raises(ValueError, match="list of task ids"):
+        ErrorInjection(CounterEnv(), states=states, tasks="toy-03")
+
+
 def test_error_injection_under_a_budget_counts_the_prefix():
     env = TurnBudget(ErrorInjection(CounterEnv(), states=_failure_states()), 2, reveal="remaining")
     obs, info = env.reset(seed=1)

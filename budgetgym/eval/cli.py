@@ -469,7 +469,8 @@ def cmd_probe_recovery(args: argparse.Namespace) -> int:
     agent = _agent(args, args.agent)
     executor = _executor(args, args.agent)
     _needs(args, args.agent, plots=False)
-    result = run_recovery_probe(env_id, agent, kinds=args.kinds, attempts=args.attempts, seed=args.seed,
+    result = run_recovery_probe(env_id, agent, kinds=args.kinds, split=args.split, tasks=args.tasks,
+                                attempts=args.attempts, seed=args.seed,
                                 executor=executor, progress=not args.no_progress,
                                 out=out / "recovery_episodes.jsonl")
     path = _write_json(result, out, "recovery.json")
@@ -648,6 +649,9 @@ def add_commands(subparsers: Any) -> None:
     _add_agent_options(recovery, ("agent", "noisy-oracle"))
     recovery.add_argument("--kinds", type=_name_list, default=None,
                           help="failure kinds, comma-separated (default: all)")
+    recovery.add_argument("--split", default=None, help="only the failure states of this split's tasks (default: all)")
+    recovery.add_argument("--tasks", type=_name_list, default=None,
+                          help="only the failure states of these task ids, comma-separated (default: all)")
     recovery.add_argument("--attempts", type=count_argument, default=8, help="episodes per state and arm")
     recovery.add_argument("--out", default="runs/probe", help="folder for recovery.json and its episodes (resumable)")
     recovery.add_argument("--quiet", action="store_true", help="no tables on the terminal")

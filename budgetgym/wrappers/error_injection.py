@@ -40,6 +40,9 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
     and ``info["history"]`` lists the same: ``{"action": None, "observation": first}`` and then
     the prefix's ``{"action", "observation"}`` pairs. Otherwise the reset is the env's own.
 
+    ``split`` and ``tasks`` narrow the env's own tasks (as the env's ``split`` and ``task_ids`` do)
+    to those whose failure states are used, e.g. the test split's for a held-out recovery probe.
+
     Tasks with no failure state of the asked kinds are skipped when the task is drawn; naming such a
     task in ``reset(options={"task_id": ...})`` raises a ``ValueError`` that says which tasks have
     one. A reset with ``options={"snapshot": ...}`` is passed through untouched.
@@ -49,6 +52,8 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
         kinds: keep only failure states of these kinds (None: all).
         states: failure-state records to use instead of the family's curated ones.
         p: the probability that a reset injects a failure state, in [0, 1].
+        split: use only the failure states of this split's tasks (None: every split the env has).
+        tasks: use only the failure states of these task ids (None: all the env's tasks).
     """
 
     def __init__(
@@ -57,12 +62,19 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
         kinds: Iterable[str] | None = None,
         states: Iterable[Mapping[str, Any]] | None = None,
         p: float = 1.0,
+        split: str | None = None,
+        tasks: Iterable[str] | None = None,
     ) -> None:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
         kinds = tuple(kinds) if kinds is not None else None
         states = list(states) if states is not None else None
-        gym.utils.RecordConstructorArgs.__init__(self, kinds=kinds, states=states, p=p)
+        if split is not None and not isinstance(split, str):
+            raise ValueError(f"split must be a split name, got {split!r}")
+        if isinstance(tasks, str):
+            raise ValueError(f"tasks must be a list of task ids, got the string {tasks!r}")
+        tasks = tuple(tasks) if tasks is not None else None
+        gym.utils.RecordConstructorArgs.__init__(self, kinds=kinds, states=states, p=p, split=split, tasks=tasks)
         gym.Wrapper.__init__(self, env)
         records = list(states) if states is not None else list(text_env(env).failure_states())
         for record in records:
@@ -76,12 +88,19 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
             if unknown:
                 raise ValueError(f"unknown failure kinds {unknown}; available: {available}")
             records = [r for r in records if r["kind"] in kinds]
-        selected = text_env(env).tasks
+        try:
+            selected = text_env(env).tasks.select(split, tasks)
+        except KeyError as err:
+            raise ValueError(err.args[0] if err.args else str(err)) from None
         self.states: tuple[Mapping[str, Any], ...] = tuple(r for r in records if r["task_id"] in selected)
         if not self.states:
-            raise ValueError(f"no failure states of kinds {kinds or available} for the selected tasks")
+            where = "".join([f" of split {split!r}" if split is not None else "",
+                             f" among {len(tasks)} named tasks" if tasks is not None else ""])
+            raise ValueError(f"no failure states of kinds {kinds or available} for the selected tasks{where}")
         self.kinds = kinds
         self.p = float(p)
+        self.split = split
+        self.task_ids = tasks
         self._by_task: dict[str, list[Mapping[str, Any]]] = {}
         for record in self.states:
             self._by_task.setdefault(record["task_id"], []).append(record)

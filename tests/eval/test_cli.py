@@ -115,6 +115,23 @@ def test_recovery_probe_resumes_from_its_episodes(tmp_path, capsys):
     assert json.loads((tmp_path / "recovery.json").read_text()) == first
 
 
+def test_recovery_probe_on_the_test_split_and_named_tasks(tmp_path, capsys):
+    from budgetgym.core.tasks import load_failure_states, load_tasks
+
+    tasks = load_tasks("function_calling")
+    held_out = [r for r in load_failure_states("function_calling") if tasks.get(r["task_id"]).split == "test"]
+    chosen = sorted({r["task_id"] for r in held_out})[:2]
+    code, _, stderr = run(capsys, "probe", "recovery", "--env", FC, "--split", "test", "--tasks", ",".join(chosen),
+                          "--attempts", "1", "--agent", "oracle", "--out", str(tmp_path), "--no-progress", "--quiet")
+    assert code == 0, stderr
+    result = json.loads((tmp_path / "recovery.json").read_text())
+    assert result["split"] == "test" and result["tasks"] == chosen
+    assert {e["task"] for e in result["episodes"]} == set(chosen)
+    code, _, stderr = run(capsys, "probe", "recovery", "--env", FC, "--split", "nope", "--out", str(tmp_path),
+                          "--no-progress")
+    assert code == 2 and "unknown split 'nope'" in stderr
+
+
 @pytest.mark.parametrize("argv,message", [
     (["eval", "--env", TOY_ID, "--agent", "genius"], "unknown agent 'genius'"),
     (["eval", "--env", TOY_ID, "--k", "1,8", "--n", "4"], "n must be >= max(K)"),

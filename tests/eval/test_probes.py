@@ -31,6 +31,16 @@ def test_recovery_with_the_oracle_is_perfect_in_both_arms(toy_failure_states):
     assert {(e["arm"], e["turns"]) for e in result["episodes"]} == {("failure", 2), ("clean", 1)}
 
 
+def test_recovery_on_a_split_and_named_tasks(toy_failure_states):
+    # toy-04 is on the test split, toy-09 and toy-03 on train.
+    test = run_recovery_probe(TOY_ID, OracleAgent(), states=toy_failure_states, split="test", attempts=1)
+    assert test["split"] == "test" and {e["task"] for e in test["episodes"]} == {"toy-04"}
+    named = run_recovery_probe(TOY_ID, OracleAgent(), states=toy_failure_states, tasks=["toy-03", "toy-09"], attempts=1)
+    assert named["tasks"] == ["toy-03", "toy-09"] and {e["task"] for e in named["episodes"]} == {"toy-03", "toy-09"}
+    with pytest.raises(ValueError, match="no failure states"):
+        run_recovery_probe(TOY_ID, OracleAgent(), states=toy_failure_states, split="test", tasks=["toy-03"])
+
+
 def test_recovery_rates_side_by_side_per_kind(toy_failure_states):
     result = run_recovery_probe(TOY_ID, NoisyOracleAgent(0.6), states=toy_failure_states, attempts=16, seed=4)
     rows = {row["kind"]: row for row in result["kinds"]}

@@ -77,6 +77,8 @@ def run_recovery_probe(
     *,
     kinds: Iterable[str] | None = None,
     states: Sequence[Mapping[str, Any]] | None = None,
+    split: str | None = None,
+    tasks: Sequence[str] | None = None,
     attempts: int = 4,
     seed: int = 0,
     executor: Any = "serial",
@@ -87,7 +89,8 @@ def run_recovery_probe(
 ) -> dict[str, Any]:
     """Recovery rates from failure states and from their matched clean states, per failure kind.
 
-    ``states`` defaults to the env's curated failure states (filtered by ``kinds``). With ``out``
+    ``states`` defaults to the env's curated failure states (filtered by ``kinds``, and to the tasks
+    of ``split`` and ``tasks`` when given, as :class:`ErrorInjection` does). With ``out``
     (a JSON-lines file) every episode is appended as it ends and a rerun resumes from it, with the
     same guarantees as a sweep's file (:mod:`budgetgym.eval.episode_log`).
     """
@@ -95,7 +98,7 @@ def run_recovery_probe(
         raise ValueError(f"attempts must be >= 1, got {attempts}")
     env = gym.make(env_id, **(env_kwargs or {}))
     try:
-        chosen = ErrorInjection(env, kinds=kinds, states=states).states  # validates kinds and records
+        chosen = ErrorInjection(env, kinds=kinds, states=states, split=split, tasks=tasks).states  # validates kinds and records
         jobs: list[Job] = []
         skipped = []
         for record in chosen:
@@ -118,7 +121,8 @@ def run_recovery_probe(
     episodes, _, _ = run_logged(executor, run_recovery_episode, setup, jobs, out, key=recovery_key,
                                 check=lambda job, record: _check_resumed(job, record, config),
                                 description=f"recovery {agent.name}", progress=progress, required=RECOVERY_FIELDS)
-    return {"env": env_id, "agent": agent.name, "attempts": attempts, "seed": seed, "skipped_states": skipped,
+    return {"env": env_id, "agent": agent.name, "attempts": attempts, "seed": seed, "split": split,
+            "tasks": list(tasks) if tasks is not None else None, "skipped_states": skipped,
             "kinds": summarize_recovery(episodes, bootstrap=bootstrap, seed=seed), "episodes": episodes}
 
 
