@@ -294,15 +294,20 @@ ORACLE_TURNS: Mapping[str, int] = {
     "focus-text": 1, "enter-text": 2, "enter-password": 3, "login-user": 3,
     "click-checkboxes": 7,  # up to six boxes to tick, then Submit
     "click-option": 2,
-    "click-test-transfer": 1, "click-checkboxes-large": 13,  # up to twelve boxes, then Submit
-    "click-checkboxes-transfer": 7, "click-dialog-2": 1,
-    "click-tab-2": 3, "click-tab-2-easy": 1, "click-tab-2-medium": 1,  # each tab in turn, then the link
+    # Several steps each (boxes to tick, tabs, sections and folders to open, forms to fill) ...
+    "click-checkboxes-large": 13,  # up to twelve boxes, then Submit
+    "click-checkboxes-transfer": 7,
+    "click-tab-2": 3,  # each of three tabs in turn, then the link
     "click-tab-2-hard": 6,  # up to six tabs: five switches, then the link
     "click-collapsible-nodelay": 2,  # the section, then Submit
     "click-collapsible-2-nodelay": 4,  # three sections in turn, then the link
-    "click-widget": 1, "focus-text-2": 1, "enter-text-2": 2, "enter-text-dynamic": 2,
-    "login-user-popup": 5,  # the popup dismissed, a field typed again
     "navigate-tree": 9,  # up to eight folders opened, then the target
-    "unicode-test": 1, "multi-orderings": 4, "multi-layouts": 4,  # three fields, then Submit
-    "email-inbox-delete": 1, "social-media": 2,  # the post's menu, then its item
+    "social-media": 2,  # the post's menu, then its item
+    "enter-text-2": 2, "enter-text-dynamic": 2,
+    "login-user-popup": 5,  # the popup dismissed, a field typed again
+    "multi-orderings": 4, "multi-layouts": 4,  # three fields, then Submit
+    # ... then one click on the right element.
+    "click-test-transfer": 1, "click-dialog-2": 1, "click-tab-2-easy": 1,
+    "click-tab-2-medium": 1,  # the second tab is the answer when the first lacks the link
+    "click-widget": 1, "focus-text-2": 1, "unicode-test": 1, "email-inbox-delete": 1,
 }
