@@ -28,6 +28,8 @@ from budgetgym.envs.coding.repos import is_test_path
 #: tier -> (fewest sites, most sites)
 TIERS = {"easy": (1, 1), "medium": (2, 4), "hard": (8, 12)}
 WORKERS = 2
+#: A real library's whole suite on a busy machine (the shipped small ones need far less).
+RUN_TIMEOUT = 300
 _COMBINATION_TRIES = 6
 
 
@@ -54,7 +56,7 @@ def _runs(pool: ThreadPoolExecutor, variants: Iterable[Mapping[str, str]]):
     """Suite runs of the variants, ``WORKERS`` at a time, yielded in order."""
     pending = []
     for files in variants:
-        pending.append(pool.submit(run_suite, files))
+        pending.append(pool.submit(run_suite, files, timeout=RUN_TIMEOUT))
         if len(pending) >= WORKERS:
             yield pending.pop(0).result()
     for future in pending:
@@ -64,7 +66,7 @@ def _runs(pool: ThreadPoolExecutor, variants: Iterable[Mapping[str, str]]):
 def build_library(library: str, seed: int, singles: int, per_tier: Mapping[str, int],
                   log=print) -> list[dict[str, Any]]:
     files = dict(library_files(library))
-    statuses, output = run_suite(files)
+    statuses, output = run_suite(files, timeout=RUN_TIMEOUT)
     baseline = {n for n, s in statuses.items() if s == "PASSED"}
     if not baseline:
         raise RuntimeError(f"{library}: the unmodified suite passes no test:\n{output[-2000:]}")

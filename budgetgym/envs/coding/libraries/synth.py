@@ -7,9 +7,10 @@ function body taken out, multi-line statements included) and ``swapped_arguments
 positional arguments of a call exchanged). A site is kept when, alone, it makes some of the
 library's tests fail while others still pass and the suite still collects.
 
-A *task* is one site (tier ``easy``), two to four (``medium``) or eight to twelve spread over the
-library's files where it has several (``hard``): the kept sites are combined and the
-combination is kept only when it too fails some tests and passes others. The oracle's fix is the
+A *task* is one site (tier ``easy``), two to four (``medium``) or eight to twelve (``hard``),
+drawn at random from the library's kept sites (so spread over the files those sites are in),
+never two on neighbouring lines; a combination is kept only when it too fails some tests and
+passes others. The oracle's fix is the
 reverse of each site, which restores the library as pinned, whose suite passes. Its plan (see
 :func:`oracle_action`): search for the first site's function, view it, fix it; after each fix run
 the tests and fix the next site; then submit: ``3 + 2 * sites`` turns.
