@@ -418,6 +418,13 @@ def test_failure_states_meet_the_counts():
     assert len(FAILURES) >= 100 and len(kinds) >= 5, kinds
     assert set(kinds) <= set(NavigationEnv.failure_kinds)
     assert len({state["id"] for state in FAILURES}) == len(FAILURES)
+    # Every game of both splits has one, so a recovery probe can be run on any split or game; but
+    # nav-easy-006, a straight walk whose only wrong move (north from the second room) leads back to
+    # the first, a state the clean walk passed through, so the builder keeps no mistake there.
+    assert set(TASKS.ids) - {state["task_id"] for state in FAILURES} == {"nav-easy-006"}
+    for split in ("train", "test"):
+        on_split = Counter(s["kind"] for s in FAILURES if TASKS.get(s["task_id"]).split == split)
+        assert set(on_split) == set(kinds), (split, on_split)
     for state in FAILURES:
         assert state["description"] and state["task_id"] in TASKS
         assert state["error_step"] == len(state["snapshot"]["transcript"]) - 1

@@ -4,7 +4,9 @@ The core's builder (:mod:`budgetgym.core.failures`) plays the oracle through a g
 mistake proposed by :meth:`NavigationEnv.propose_mistake` at a seeded point, and keeps the state
 after it when the mistake left the clean solution's states (TextWorld's world facts, the env's
 ``state_key``) and the oracle still wins within the task's full budget. Each kind is built over
-the tasks on its own (one state per task and kind), the tiers interleaved so each kind spans them.
+the tasks on its own (one state per task and kind), the tiers interleaved so each kind spans them;
+then every game still without a state (on either split) gets one of the first kind that suits it,
+so a recovery probe on any split or game has states to draw.
 """
 
 from __future__ import annotations
@@ -41,6 +43,13 @@ def generate_failure_states(tasks: TaskSet, per_kind: int = PER_KIND, seed: int 
                                          namespace="budgetgym-navigation-failures", kinds=(kind,))
             print(f"{kind}: {len(built)}", file=sys.stderr, flush=True)
             states.extend(built)
+        # The core builder gives each task the first kind that suits it, the kinds rotating over tasks.
+        covered = {state["task_id"] for state in states}
+        uncovered = [task for task in tasks if task.id not in covered]
+        states.extend(build_failure_states(env, uncovered, max(len(uncovered), 1), seed=seed,
+                                           namespace="budgetgym-navigation-failures"))
+        print(f"games covered: {len({state['task_id'] for state in states})} of {len(tasks)}",
+              file=sys.stderr, flush=True)
         return states
     finally:
         env.close()
