@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from budgetgym.core import Action, Outcome, Task, TaskSet, TextEnv, Tool, ToolCall
+from budgetgym.core.actions import MAX_CALLS_PER_STEP
 
 TOY_TASKS = TaskSet(
     {"id": f"toy-{i:02d}", "split": "test" if i % 4 == 0 else "train", "max_turns": 4 + i % 5,
@@ -76,3 +77,9 @@ class CounterEnv(TextEnv):
     def _state_status(self) -> tuple[bool, bool, float]:
         target = self.task["target"]
         return self.value == target, self.value > target, min(self.value, target) / target
+
+
+class ParallelCounterEnv(CounterEnv):
+    """The counter with FunctionCalling's action rule: several calls a turn, run in order."""
+
+    max_calls_per_turn = MAX_CALLS_PER_STEP

@@ -12,6 +12,7 @@ from budgetgym.eval.sweep import run_sweep
 from budgetgym.eval.episode_log import read_records
 from chat_server import API_KEY, MODEL, ChatServer, blind_counter_solver, completion, counter_solver, error
 from eval_support import TOY_ID
+from toy_env import ParallelCounterEnv
 
 pytest.importorskip("openai")
 
@@ -40,7 +41,7 @@ def test_native_tool_calls_play_an_episode():
 def test_several_tool_calls_in_one_turn():
     with ChatServer() as server:
         server.reply(completion(tool_calls=[("add", {"n": 3}), ("add", {"n": 2})]))
-        result = play_episode(gym.make(TOY_ID), agent_for(server), seed=0, options={"task_id": "toy-03"})
+        result = play_episode(ParallelCounterEnv(), agent_for(server), seed=0, options={"task_id": "toy-03"})
     assert result.success and result.turns == 1
     assert json.loads(result.actions[0]) == [{"name": "add", "arguments": {"n": 3}},
                                              {"name": "add", "arguments": {"n": 2}}]
