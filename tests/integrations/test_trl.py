@@ -1,6 +1,6 @@
 """TRL's GRPOTrainer on budgetgym through ``environment_factory``: the adapter alone, then a few real
 GRPO steps of a tiny causal LM made here (tokenizer trained on the suite's text, config-built model,
-a short supervised warm-up on noisy-oracle episodes) on FunctionCalling-v0 and Web-v0."""
+a short supervised warm-up on the oracle's Web-v0 episodes) on FunctionCalling-v0 and Web-v0."""
 
 from __future__ import annotations
 
