@@ -281,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                        help="an env keyword argument, VALUE as JSON or else text (e.g. backend=docker); repeatable")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=int_in(1, MAX_PORT), default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--port", type=int_in(0, MAX_PORT), default=8000,
+                       help="port to listen on (default 8000; 0: a free port, printed at start)")
     serve.add_argument("--split", default=None, help="serve the instructions of this split (default: all)")
     serve.add_argument("--max-sessions", type=int_in(1, 100_000), default=64, help="live sessions at most (default 64)")
     serve.add_argument("--idle-seconds", type=float_in(0.0, 7 * 86400.0, above=True), default=900.0,

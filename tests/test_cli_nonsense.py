@@ -50,7 +50,7 @@ PARSED = [
     ["probe", "recovery", "--env", FC, "--attempts", "0"], ["probe", "recovery", "--env", FC, "--kinds", ","],
     ["probe", "action-quality", "--env", TOY_ID, "--rollouts", "0"],
     ["study", "--iterations", "0"], ["study", "--seed", "-1"],
-    ["serve", "web", "--port", "0"], ["serve", "web", "--port", "70000"], ["serve", "web", "--port", "http"],
+    ["serve", "web", "--port", "70000"], ["serve", "web", "--port", "http"],
     ["serve", "web", "--idle-seconds", "nan"], ["serve", "web", "--idle-seconds", "-5"],
     ["serve", "web", "--max-sessions", "0"], ["serve", FC, "--max-message-bytes", "0"],
     ["serve", FC, "--port", "-1"],
