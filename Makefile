@@ -55,8 +55,9 @@ coding-deps: setup sandbox
 	  $(BIN)/python -m budgetgym.envs.coding.image || echo "WARNING: the coding image did not build: its tests will skip, saying why"; \
 	else echo "not root: the coding tests use whatever bubblewrap and Docker engine are already here"; fi
 
+# Two workers (pytest-xdist): the suite's work is CPU and container time, and the machines have two cores.
 test: setup browser coding-deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 # The default envs that can run here: as root the sandbox is installed first; an env whose backend
 # cannot run is left out, named in one line with what enables it.
