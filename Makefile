@@ -27,8 +27,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@if [ "$$(id -u)" = 0 ] && ! { command -v g++ && command -v make && command -v cmake; } >/dev/null 2>&1; then \
 		apt-get update -q && apt-get install -y -q -o DPkg::Lock::Timeout=600 build-essential cmake; fi
 	$(BIN)/python -m pip install -q --upgrade pip
-	# The train extra's torch as its CPU build (PyPI's default is the multi-GB CUDA one).
-	$(BIN)/python -m pip install -q 'torch==2.13.0' --extra-index-url https://download.pytorch.org/whl/cpu
+	# The train extra's torch, pinned first: this machine's pip finds 2.13.0 as a local CPU build, where an
+	# unpinned torch would pull the multi-GB CUDA one.
+	$(BIN)/python -m pip install -q 'torch==2.13.0'
 	# fast-downward-textworld's build runs `python build.py`: the venv's python must be the one found.
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q -e '.[test]'
 	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.

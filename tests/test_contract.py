@@ -116,7 +116,6 @@ def test_deterministic_byte_for_byte(env_id):
         env = make_or_skip(env_id)
         tools = env.reset(seed=5, options={"task_id": task_id})[1]["tools"]
         rng = np.random.default_rng(11)
-        tools = env.unwrapped._info(at_reset=True)["tools"]
         return [(a, o, r, te, tr, json.dumps(i, sort_keys=True))
                 for a, o, r, te, tr, i in play(env, action_sequence(rng, 30, tools))]
 

@@ -15,9 +15,10 @@ Action Space:
     Text: one ALFWorld command, bare (``go to countertop 1``, ``take mug 1 from countertop 1``) or as
     the ``command`` tool call, as in Navigation-v0. ``info["admissible_actions"]`` lists ALFWorld's
     admissible commands. A command that is not admissible gets ALFWorld's own "Nothing happens." and
-    changes nothing. Commands follow Navigation-v0's rules (``navigation.tools.command``): one game
-    action a command (no ``.``, ``,``, ``then``, ``and``, ``all``, ...), no interpreter meta
-    commands, printable ASCII only; anything else is an invalid action.
+    changes nothing. One call a turn (``max_calls_per_turn = 1``): a second is an invalid action.
+    Commands follow Navigation-v0's rules (``navigation.tools.command``): one game action a command
+    (no ``.``, ``,``, ``then``, ``and``, ``all``, ...), no interpreter meta commands, printable ASCII
+    only; anything else is an invalid action.
 
 Observation Space:
     Text: ALFWorld's feedback; at reset the room, and the task (``Your task is to: ...``).
