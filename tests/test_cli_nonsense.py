@@ -148,7 +148,11 @@ def test_export_streams_to_a_device_and_never_replaces_it(capsys, tmp_path):
 
 
 def test_an_install_without_matplotlib_writes_everything_but_the_plots(capsys, tmp_path, monkeypatch):
-    for name in ("matplotlib", "matplotlib.figure", "rich", "rich.progress"):
+    # Every module of the two packages, not only the tops: another test in this process may have
+    # imported a submodule (rich.table), which a cached import would hand back.
+    names = {"matplotlib", "matplotlib.figure", "rich", "rich.progress", "rich.table"}
+    names |= {name for name in sys.modules if name.split(".", 1)[0] in ("matplotlib", "rich")}
+    for name in names:
         monkeypatch.setitem(sys.modules, name, None)  # import now raises ImportError, as without the extra
     code, err = run(capsys, [*EVAL[:-2], "--quiet", "--k", "1", "--budgets", "1.0", "--out", str(tmp_path)])
     assert code == 0, err
