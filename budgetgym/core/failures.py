@@ -44,7 +44,7 @@ def oracle_plan(env: gym.Env, task: Task) -> tuple[list[tuple[dict[str, Any], Ac
         if action is None:
             return None
         steps.append((base.snapshot(), action, base.state_key()))
-        return base._render_oracle(action)
+        return base.render_oracle(action)
 
     rollout(env, record, seed=TRAJECTORY_SEED, options={"task_id": task.id})
     return steps, base.state_key()
@@ -76,7 +76,7 @@ def build_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random)
         if _same_action(base, mistake, plan[point]):
             continue  # what the oracle would do anyway
         progress = base._progress
-        _, _, terminated, truncated, info = env.step(base._render_oracle(mistake))
+        _, _, terminated, truncated, info = env.step(base.render_oracle(mistake))
         if terminated or truncated or not info["action_valid"] or info["progress"] > progress:
             continue  # not a mistake after all
         if clean and base.state_key() in clean:
@@ -120,7 +120,7 @@ def build_failure_states(env: gym.Env, tasks: Iterable[Task], per_kind: int, *, 
 
 def _same_action(base: Any, mistake: Action, intended: Action) -> bool:
     try:
-        return parse_action(base._render_oracle(mistake), base.tools, bare=base._parse_bare,
+        return parse_action(base.render_oracle(mistake), base.tools, bare=base._parse_bare,
                             allow_message=base.accepts_messages) == intended
     except ActionError:
         return False
