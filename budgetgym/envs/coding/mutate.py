@@ -47,6 +47,19 @@ class Segment:
     end: int    # 1-based last line (inclusive); ``start - 1`` when the stretch is empty
 
 
+def parsed_mutation(path: str, source: str, operator: str, line: int, function: str,
+                    new_lines: list[str]) -> Mutation | None:
+    """The mutation whose text is ``new_lines``, or None when it changes nothing or no longer parses."""
+    text = "".join(new_lines)
+    if text == source:
+        return None
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return None
+    return Mutation(path, operator, line, function, text)
+
+
 def mutations(path: str, source: str) -> list[Mutation]:
     """Every mutation of ``source`` (the file at ``path``) that still parses, in file order."""
     tree = ast.parse(source)
@@ -55,14 +68,9 @@ def mutations(path: str, source: str) -> list[Mutation]:
     found: list[Mutation] = []
 
     def add(operator: str, node: ast.AST, new_lines: list[str]) -> None:
-        text = "".join(new_lines)
-        if text == source:
-            return
-        try:
-            ast.parse(text)
-        except SyntaxError:
-            return
-        found.append(Mutation(path, operator, node.lineno, owners.get(node.lineno, ""), text))
+        mutation = parsed_mutation(path, source, operator, node.lineno, owners.get(node.lineno, ""), new_lines)
+        if mutation is not None:
+            found.append(mutation)
 
     def replace_span(line: int, start: int, end: int, new: str) -> list[str]:
         copy = list(lines)

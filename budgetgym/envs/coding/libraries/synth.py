@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from budgetgym.core import Action, ToolCall
-from budgetgym.envs.coding.mutate import Mutation, mutations, segment
+from budgetgym.envs.coding.mutate import Mutation, mutations, parsed_mutation, segment
 from budgetgym.envs.coding.repos import is_test_path
 
 EXTRA_OPERATORS = ("removed_statement", "swapped_arguments")
@@ -73,14 +73,9 @@ def _extra_mutations(path: str, source: str) -> list[Mutation]:
     found: list[Mutation] = []
 
     def add(operator: str, line: int, function: str, new_lines: list[str]) -> None:
-        text = "".join(new_lines)
-        if text == source:
-            return
-        try:
-            ast.parse(text)
-        except SyntaxError:
-            return
-        found.append(Mutation(path, operator, line, function, text))
+        mutation = parsed_mutation(path, source, operator, line, function, new_lines)
+        if mutation is not None:
+            found.append(mutation)
 
     for func in ast.walk(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
