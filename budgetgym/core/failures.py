@@ -13,9 +13,9 @@ the state after it is kept as the failure state when:
   clean solution passes through (doing early what the solution does later is no mistake either);
 * the oracle, from the failure state, still completes the task within the task's full budget.
 
-Records: ``id`` (``<task id>/<kind>``), ``task_id``, ``kind``, ``description`` (the family's
-sentence), ``error_step`` (the 0-based index of the mistaken action in the snapshot's transcript)
-and ``snapshot``. The same tasks, kinds and seed give the same records, byte for byte.
+Records: ``id`` (``<task id>/<kind>``, then ``/<seed>`` for a trajectory of another episode seed),
+``task_id``, ``kind``, ``description`` (the family's sentence), ``error_step`` (the 0-based index of
+the mistaken action in the snapshot's transcript) and ``snapshot``. The same tasks, kinds and seed give the same records, byte for byte.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ TRAJECTORY_SEED = 0
 """The episode seed of every trajectory: the snapshots must be reproducible."""
 
 
-def oracle_plan(env: gym.Env, task: Task) -> tuple[list[tuple[dict[str, Any], Action, str]], str]:
-    """The oracle's solution of ``task``: (snapshot before, structured action, state key before) for
-    each step, and the state key at the end."""
+def oracle_plan(env: gym.Env, task: Task,
+                seed: int = TRAJECTORY_SEED) -> tuple[list[tuple[dict[str, Any], Action, str]], str]:
+    """The oracle's solution of ``task`` in the episode of ``seed``: (snapshot before, structured
+    action, state key before) for each step, and the state key at the end."""
     base = env.unwrapped
     steps: list[tuple[dict[str, Any], Action, str]] = []
 
@@ -46,7 +47,7 @@ def oracle_plan(env: gym.Env, task: Task) -> tuple[list[tuple[dict[str, Any], Ac
         steps.append((base.snapshot(), action, base.state_key()))
         return base.render_oracle(action)
 
-    rollout(env, record, seed=TRAJECTORY_SEED, options={"task_id": task.id})
+    rollout(env, record, seed=seed, options={"task_id": task.id})
     return steps, base.state_key()
 
 
@@ -56,12 +57,15 @@ def oracle_recovers(env: gym.Env, snapshot: dict[str, Any]) -> bool:
     return rollout(env, "oracle", start=(observation, info)).success
 
 
-def build_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random) -> dict[str, Any] | None:
-    """One failure state of ``kind`` for ``task``, or None when no point of the trajectory suits it."""
+def build_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random,
+                        trajectory_seed: int = TRAJECTORY_SEED) -> dict[str, Any] | None:
+    """One failure state of ``kind`` for ``task``, or None when no point of the trajectory suits it.
+    ``trajectory_seed``: the episode seed of the oracle's trajectory, for families whose seed draws
+    the instance (a state of another seed than the default has ``/<seed>`` at the end of its id)."""
     base = env.unwrapped
     if kind not in base.failure_kinds:
         raise ValueError(f"{type(base).__name__} makes no mistakes of kind {kind!r}; it knows {base.failure_kinds}")
-    steps, final_key = oracle_plan(env, task)
+    steps, final_key = oracle_plan(env, task, trajectory_seed)
     # Every state the clean solution passes through: a state-changing mistake must leave this path.
     clean = {key for _, _, key in steps} | {final_key} if kind in base.path_leaving_kinds else set()
     plan = [action for _, action, _ in steps]
@@ -85,7 +89,7 @@ def build_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random)
         if not oracle_recovers(env, failure):
             continue
         return {
-            "id": f"{task.id}/{kind}",
+            "id": f"{task.id}/{kind}" + (f"/{trajectory_seed}" if trajectory_seed != TRAJECTORY_SEED else ""),
             "task_id": task.id,
             "kind": kind,
             "description": description,
@@ -96,7 +100,8 @@ def build_failure_state(env: gym.Env, task: Task, kind: str, rng: random.Random)
 
 
 def build_failure_states(env: gym.Env, tasks: Iterable[Task], per_kind: int, *, seed: int = 0,
-                         namespace: str, kinds: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                         namespace: str, kinds: Sequence[str] | None = None,
+                         trajectory_seed: int = TRAJECTORY_SEED) -> list[dict[str, Any]]:
     """Up to ``per_kind`` failure states of each kind, one per task, over ``tasks`` in order.
 
     Task i tries the kinds starting from kind i (mod the number of kinds) and keeps the first that
@@ -108,7 +113,8 @@ def build_failure_states(env: gym.Env, tasks: Iterable[Task], per_kind: int, *, 
     for index, task in enumerate(tasks):
         rotation = kinds[index % len(kinds):] + kinds[: index % len(kinds)]
         for kind in (k for k in rotation if counts[k] < per_kind):
-            state = build_failure_state(env, task, kind, random.Random(f"{namespace}/{seed}/{task.id}/{kind}"))
+            state = build_failure_state(env, task, kind, random.Random(f"{namespace}/{seed}/{task.id}/{kind}"),
+                                        trajectory_seed)
             if state is not None:
                 states.append(state)
                 counts[kind] += 1
