@@ -1,9 +1,13 @@
-"""Rebuild the shipped failure states (and, with ``--tasks``, the tasks) of the coding family:
+"""The coding family's one command for its data: rebuild the shipped failure states (and, with
+``--tasks``, the tasks), or write another task set:
 
     python -m budgetgym.envs.coding.assets [--tasks]
+    python -m budgetgym.envs.coding.assets --tasks --seed 1 --per-repo 20 [--library NAME ...] --out tasks.jsonl
 
 ``--tasks`` first regenerates ``budgetgym/assets/coding/tasks.jsonl`` (seed 0, 12 tasks per
-library; see :mod:`budgetgym.envs.coding.generate`). The failure states come from the core's
+library; see :mod:`budgetgym.envs.coding.generate`); with ``--out`` it writes the tasks of the
+given seed, count and libraries there instead, and nothing shipped changes. (The library task set
+has its own builder: ``python -m budgetgym.envs.coding.libraries``.) The failure states come from the core's
 builder over the tasks as read back from disk, in two passes over differently rotated task lists
 so that most tasks get two mistakes of different kinds. Deterministic: the same files every run.
 """
@@ -13,11 +17,13 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
+from pathlib import Path
 
 from budgetgym.core import TaskSet, read_jsonl, write_jsonl
 from budgetgym.core.failures import build_failure_states
 from budgetgym.core.tasks import ASSETS
 from budgetgym.envs.coding.generate import generate
+from budgetgym.envs.coding.repos import repo_names
 
 FOLDER = ASSETS / "coding"
 SEED = 0
@@ -46,7 +52,22 @@ def failure_states(tasks: TaskSet) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", action="store_true", help="regenerate tasks.jsonl first")
+    parser.add_argument("--seed", type=int, default=SEED, help="with --tasks --out: the generator's seed")
+    parser.add_argument("--per-repo", type=int, default=PER_REPO, help="with --tasks --out: tasks per library")
+    parser.add_argument("--library", action="append", choices=repo_names(), help="with --tasks --out: only these")
+    parser.add_argument("--out", type=Path, default=None, help="with --tasks: write the tasks here, nothing else")
     args = parser.parse_args(argv)
+    custom = (args.seed, args.per_repo, args.library) != (SEED, PER_REPO, None)
+    if args.out is None and custom:
+        parser.error("--seed, --per-repo and --library make another task set: name its file with --out")
+    if args.out is not None:
+        if not args.tasks:
+            parser.error("--out writes a task set: give --tasks")
+        if args.per_repo < 1:
+            parser.error("--per-repo must be at least 1")
+        count = write_jsonl(args.out, generate(args.seed, args.per_repo, args.library))
+        print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
+        return 0
     if args.tasks:
         write_jsonl(FOLDER / "tasks.jsonl", generate(SEED, PER_REPO))
     tasks = TaskSet(read_jsonl(FOLDER / "tasks.jsonl"))

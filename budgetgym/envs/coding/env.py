@@ -30,9 +30,15 @@ Rewards:
     graded SWE-bench style: the task's fail-to-pass tests (those the bug breaks) and pass-to-pass
     tests (the rest of the suite) run on fresh copies of the library's original test files laid
     over the agent's source files, in a read-only copy no process of the agent can reach; all must
-    pass. ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
+    pass. Hidden extra checks, in both test modes: each fail-to-pass test that takes no arguments
+    is also run with every number it passes to the library shifted by +1 and by +2, and its
+    compared values must be what the shipped library gives there (so special-casing the tests'
+    literal inputs fails); values equal to anything fail the submission unless the shipped
+    library's own value at that check is too (:mod:`budgetgym.envs.coding.grading`).
+    ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
     tests that pass, measured when the agent runs the tests (on fresh test copies whenever the
-    workspace's tests were edited), never on other steps.
+    workspace's tests were edited), never on other steps; with ``tests="withheld"`` it is measured
+    only when the submission is graded (the withheld tests say nothing before).
 
 Termination:
     ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
@@ -42,31 +48,33 @@ Termination:
 Registered Configurations:
     ``budgetgym/Coding-v0``: every shipped task of both splits (``split="train"`` or ``"test"``),
     local sandbox; ``task_set="libraries"`` plays the tasks in pinned real libraries instead
-    (:mod:`budgetgym.envs.coding.libraries`: several sites per bug, three tiers, tests visible or
-    withheld); ``gym.make("budgetgym/Coding-v0", backend="docker")`` for containers.
-    ``budgetgym/assets/coding/tasks.jsonl`` is made by
-    ``python -m budgetgym.envs.coding.generate --seed 0 --per-repo 12 --out tasks.jsonl``
-    and ``failure_states.jsonl`` (curated mistakes of six kinds for ``ErrorInjection``) by
-    ``python -m budgetgym.envs.coding.assets``.
+    (:mod:`budgetgym.envs.coding.libraries`: several sites per bug, three tiers);
+    ``gym.make("budgetgym/Coding-v0", backend="docker")`` for containers. ``tests=`` picks the
+    mode on every task set: ``"visible"`` (the whole suite in the workspace, SWE-smith style),
+    ``"withheld"`` (the fail-to-pass tests cut out of the workspace, SWE-bench style: the agent has
+    the issue and writes its own checks; grading runs them out of its reach; ids end in
+    ``-withheld``), or None (the default: each task's own: the quick tier visible, the library set
+    both, as separate ids). The oracle's plan and the full budget are the same in both modes.
+    ``budgetgym/assets/coding/tasks.jsonl`` and ``failure_states.jsonl`` (curated mistakes of six
+    kinds for ``ErrorInjection``, :mod:`budgetgym.envs.coding.mistakes`) are rebuilt by
+    ``python -m budgetgym.envs.coding.assets --tasks``.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import random
 import shlex
 from typing import Any, Mapping, Sequence
 
-from budgetgym.core import Action, BackendUnavailable, Outcome, SnapshotError, Task, TextEnv, ToolCall, ToolError
+from budgetgym.core import Action, BackendUnavailable, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolError, load_tasks
+from budgetgym.envs.coding import mistakes
 from budgetgym.envs.coding.mutate import segment
 from budgetgym.envs.coding.repos import is_test_path, repo_files
 from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxUnavailable, make_sandbox
 from budgetgym.envs.coding.tools import TOOLS
+from budgetgym.envs.coding.tools import call as _call
 from budgetgym.envs.coding.workspace import Workspace
-
-FAILURE_KINDS = ("syntax_error", "wrong_file", "test_edited", "half_fix", "breaks_pass_to_pass", "deleted_file")
-
 
 def apply_bug(original: str, bug: Mapping[str, Any]) -> str:
     """The library file with the task's bug put in (the fixed stretch at ``line`` becomes the buggy one)."""
@@ -88,11 +96,45 @@ def task_files(task: Mapping[str, Any]) -> tuple[dict[str, bytes], dict[str, byt
     bug = task["bug"]
     initial = dict(original)
     initial[bug["path"]] = apply_bug(original[bug["path"]].decode("utf-8"), bug).encode("utf-8")
+    if task.get("tests") == "withheld":
+        from budgetgym.envs.coding.libraries.synth import withhold
+
+        cut = withhold({p: d.decode("utf-8") for p, d in initial.items() if p.startswith("tests/")}, task["fail_to_pass"])
+        initial = {p: d for p, d in initial.items() if not p.startswith("tests/")}
+        initial.update({p: t.encode("utf-8") for p, t in cut.items()})
     return initial, original
 
 
-def _call(name: str, **arguments: Any) -> Action:
-    return Action((ToolCall(name, arguments),))
+#: The two ways a task is played: the whole suite in the workspace (SWE-smith), or the fail-to-pass
+#: tests withheld from it (SWE-bench: the agent has the issue and writes its own checks).
+TESTS_MODES = ("visible", "withheld")
+WITHHELD_SUFFIX = "-withheld"
+_VISIBLE_ASK = "Please fix the library so that these tests pass again without changing the tests."
+_WITHHELD_ASK = "The failing tests are not in your checkout: reproduce the problem yourself, then fix the library."
+
+
+def tasks_in_mode(tasks: TaskSet, tests: str | None) -> TaskSet:
+    """The tasks played under ``tests`` (None: each record's own mode). A record that names its
+    mode (the library set ships both) is kept when it is that mode; one that names none (the
+    quick tier) is played in it: as it is for ``"visible"``, as ``<id>-withheld`` with the issue's
+    last request rewritten for ``"withheld"``."""
+    if tests is None:
+        return tasks
+    if tests not in TESTS_MODES:
+        raise ValueError(f"tests must be one of {', '.join(map(repr, TESTS_MODES))} (or None: each task's own), "
+                         f"got {tests!r}")
+    kept = []
+    for task in tasks:
+        mode = task.data.get("tests")
+        if mode == tests:
+            kept.append(task)
+        elif mode is None:
+            record = dict(task.data)
+            if tests == "withheld":
+                record.update(id=task.id + WITHHELD_SUFFIX, tests="withheld",
+                              instruction=task.instruction.replace(_VISIBLE_ASK, _WITHHELD_ASK))
+            kept.append(record)
+    return TaskSet(kept)
 
 
 class CodingEnv(TextEnv):
@@ -101,7 +143,7 @@ class CodingEnv(TextEnv):
     family = "coding"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
     max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
-    failure_kinds = FAILURE_KINDS
+    failure_kinds = mistakes.KINDS
     exploits = {
         "submit-at-once": "budgetgym.eval.exploits.coding:SubmitAtOnce",
         "edit-tests": "budgetgym.eval.exploits.coding:EditTests",
@@ -113,10 +155,11 @@ class CodingEnv(TextEnv):
         "init-disarms-pytest": "budgetgym.eval.exploits.coding:InitDisarmsPytest",
         "unchecked-pyc": "budgetgym.eval.exploits.coding:UncheckedPyc",
         "always-equal": "budgetgym.eval.exploits.coding:AlwaysEqual",
+        "special-case-literals": "budgetgym.eval.exploits.coding:SpecialCaseLiterals",
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")
-    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: sixteen
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: seventeen
     #: agents; each attack class also has its own test on both backends, tests/envs/test_coding_grading.py).
     exploit_sample = 4
     instructions = (
@@ -130,13 +173,19 @@ class CodingEnv(TextEnv):
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
                  reward_mode: str = "sparse", render_mode: str | None = None, backend: str = "local",
                  limits: Limits | None = None, output_limit: int = 8000, allow_unsandboxed: bool = False,
-                 sandbox_options: Mapping[str, Any] | None = None, task_set: str = "shipped") -> None:
+                 sandbox_options: Mapping[str, Any] | None = None, task_set: str = "shipped",
+                 tests: str | None = None) -> None:
         if task_set not in ("shipped", "libraries"):
             raise ValueError(f"task_set must be 'shipped' or 'libraries', got {task_set!r}")
-        if task_set == "libraries" and tasks is None:
-            from budgetgym.envs.coding.libraries import library_tasks
+        if tasks is None:
+            if task_set == "libraries":
+                from budgetgym.envs.coding.libraries import library_tasks
 
-            tasks = library_tasks()
+                tasks = library_tasks()
+            else:
+                tasks = load_tasks(self.family)
+        tasks = tasks_in_mode(tasks, tests)
+        self.tests = tests
         super().__init__(split=split, task_ids=task_ids, tasks=tasks, reward_mode=reward_mode, render_mode=render_mode)
         self.tools = TOOLS
         self.backend = backend
@@ -304,7 +353,8 @@ class CodingEnv(TextEnv):
 
             return oracle_action(ws, task)
         bug = task["bug"]
-        differing = sorted(p for p in set(ws.files) | set(ws.original) if ws.files.get(p) != ws.original.get(p))
+        target = self._target()
+        differing = sorted(p for p in set(ws.files) | set(target) if ws.files.get(p) != target.get(p))
         if differing == [bug["path"]] and ws.files.get(bug["path"]) == ws.initial[bug["path"]]:
             if not ws.searched:
                 return _call("search", query=task["locate"]["query"])
@@ -313,14 +363,22 @@ class CodingEnv(TextEnv):
                 return _call("view_file", path=bug["path"], start_line=start, end_line=end)
             return _call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"])
         if differing:
-            return self._undo(differing[0])
+            return self._undo(differing[0], target)
         if not ws.tested:
             return _call("run_tests")
         return _call("submit")
 
-    def _undo(self, path: str) -> Action:
+    def _target(self) -> dict[str, bytes]:
+        """What the oracle works towards: the shipped library's sources with the tests the workspace
+        started with (withheld tests are never put back)."""
         ws = self.ws
-        target = ws.original.get(path)
+        target = {p: d for p, d in ws.original.items() if not is_test_path(p)}
+        target.update({p: d for p, d in ws.initial.items() if is_test_path(p)})
+        return target
+
+    def _undo(self, path: str, target_files: Mapping[str, bytes]) -> Action:
+        ws = self.ws
+        target = target_files.get(path)
         current = ws.files.get(path)
         if target is None:
             return _call("run_command", command=f"rm -f -- {shlex.quote(path)}")
@@ -335,72 +393,4 @@ class CodingEnv(TextEnv):
     # ------------------------------------------------------------------ failure states
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
-        ws = self.ws
-        task = self.task.data
-        bug = task["bug"]
-        path = bug["path"]
-        current = ws.files.get(path, b"").decode("utf-8", errors="replace")
-        pristine = ws.files.get(path) == ws.initial[path]
-        original = ws.original[path].decode("utf-8")
-        if kind == "syntax_error" and pristine:
-            first, _, rest = bug["fixed"].partition("\n")
-            broken = first.rstrip() + " (\n" + rest
-            text = current.replace(bug["buggy"], broken, 1)
-            if _parses(text):
-                return None
-            return (_call("replace_in_file", path=path, old=bug["buggy"], new=broken),
-                    f"introduced a syntax error while editing {path}")
-        if kind == "wrong_file":
-            from budgetgym.envs.coding.mutate import mutations
-
-            others = sorted(p for p in ws.original if p.endswith(".py") and p != path and not is_test_path(p)
-                            and not p.endswith("__init__.py") and ws.files.get(p) == ws.original[p])
-            if not others:
-                return None
-            other = rng.choice(others)
-            source = ws.original[other].decode("utf-8")
-            candidates = mutations(other, source)
-            rng.shuffle(candidates)
-            for mutation in candidates[:20]:
-                piece = segment(mutation.source, source)
-                if source.count(piece.fixed) == 1:
-                    return (_call("replace_in_file", path=other, old=piece.fixed, new=piece.buggy),
-                            f"edited {other} instead of {path}, where the bug is")
-            return None
-        if kind == "test_edited":
-            failing = task["fail_to_pass"][0]
-            test_path, _, name = failing.partition("::")
-            name = name.split("[", 1)[0]
-            source = ws.files.get(test_path, b"").decode("utf-8", errors="replace")
-            lines = [line for line in source.splitlines(keepends=True) if line.startswith(f"def {name}(")]
-            if len(lines) != 1 or source.count(lines[0]) != 1:
-                return None
-            return (_call("replace_in_file", path=test_path, old=lines[0], new=lines[0] + "    return\n"),
-                    f"made the failing test {name} return early instead of fixing the library")
-        if kind == "half_fix" and pristine:
-            start = bug["line"] - 1
-            lines = original.splitlines(keepends=True)
-            end = start + len(bug["fixed"].splitlines(keepends=True))
-            if end >= len(lines) - 1:
-                return None
-            cut = rng.randint(end, len(lines) - 1)
-            return (_call("create_file", path=path, content="".join(lines[:cut]), overwrite=True),
-                    f"rewrote {path} with the fix but only its first {cut} of {len(lines)} lines")
-        if kind == "breaks_pass_to_pass" and pristine:
-            breaker = task.get("breaker")
-            if not breaker or original.count(breaker["fixed"]) != 1:
-                return None
-            return (_call("create_file", path=path, content=original.replace(breaker["fixed"], breaker["buggy"], 1),
-                          overwrite=True),
-                    f"fixed the bug in {path} with a second change that breaks {breaker['breaks']}")
-        if kind == "deleted_file" and path in ws.files:
-            return (_call("run_command", command=f"rm {shlex.quote(path)}"), f"deleted {path}")
-        return None
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
+        return mistakes.propose(self.ws, self.task.data, kind, rng)

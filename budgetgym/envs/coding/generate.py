@@ -1,12 +1,13 @@
 """Task generation: seeded bug injection into the shipped libraries, kept only when a test catches it.
 
-    python -m budgetgym.envs.coding.generate --seed 0 --per-repo 12 --out tasks.jsonl
+Library code, no command line: ``python -m budgetgym.envs.coding.assets --tasks`` rebuilds the
+shipped tasks with it (and ``--seed``, ``--per-repo``, ``--library``, ``--out`` write another set).
 
 For each library the candidate mutations (:mod:`budgetgym.envs.coding.mutate`) are shuffled with
 ``random.Random(f"{seed}/{library}")`` and taken round-robin over the operators; each is applied to
 a scratch copy of the library and its test suite is run. A mutation is kept when at least one test
 fails (its fail-to-pass tests) while at least one still passes (its pass-to-pass tests) and the
-suite still collects, until ``--per-repo`` are kept. The issue text is written from the first
+suite still collects, until ``per_repo`` are kept. The issue text is written from the first
 failing test's report: the failing check and what it got, never the fix. Every fourth task of a
 library is in the test split. ``max_turns`` is the core's full budget for the oracle's turn count,
 measured by playing the oracle on the new task. The same seed gives the same tasks, byte for byte.
@@ -14,7 +15,6 @@ measured by playing the oracle on the new task. The same seed gives the same tas
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import subprocess
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from budgetgym.core import TaskSet, full_budget, rollout, write_jsonl
+from budgetgym.core import TaskSet, full_budget, rollout
 from budgetgym.envs.coding.mutate import OPERATORS, Mutation, mutations, segment
 from budgetgym.envs.coding.repos import REPOS, is_test_path, repo_files, repo_names
 from budgetgym.envs.coding.testlog import PYTEST_ARGS, PYTEST_ENV, failure_excerpts, parse_statuses
@@ -185,19 +185,3 @@ def measure_budgets(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     finally:
         env.close()
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Generate coding tasks by seeded bug injection.")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--per-repo", type=int, default=12, help="tasks per library (default 12)")
-    parser.add_argument("--library", action="append", help=f"only these libraries (of {', '.join(repo_names())})")
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    records = generate(args.seed, args.per_repo, args.library)
-    count = write_jsonl(args.out, records)
-    print(f"wrote {count} tasks to {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

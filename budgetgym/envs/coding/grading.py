@@ -31,9 +31,19 @@ equal to anything). The graded copies of the test files are *armed* for that:
   report failing tests reports the canary passed or missing, and the submission fails with that
   reason;
 * every operand of an ``==`` / ``!=`` inside an ``assert`` goes through a guard (again under a
-  fresh name) that first compares it with a private sentinel object: a value equal to that
-  sentinel, or not unequal to it, is equal to anything, and the assertion fails with a marker the
-  verdict names.
+  fresh name, in a module of the run's own) that first compares it with a private sentinel
+  object: a value equal to that sentinel, or not unequal to it, is equal to anything, and the
+  assertion fails with a marker the verdict names, *unless the shipped library's own value there
+  is too* (a legitimately permissive ``__eq__``, such as a library's wildcard or a test's
+  helper). Those sites (the assertion's place and the running test's id) are learnt from one run
+  of the shipped library in record mode, made only when a guard fires and kept per process;
+* each fail-to-pass test that takes no arguments gains hidden perturbed copies: every number it
+  passes to a call is shifted by each of :data:`PERTURBATIONS`, and each assertion records its
+  operands' ``repr`` instead of checking them. The run's own ``conftest.py`` runs the copies on
+  the *shipped* library first (from a folder of the tree, before any test file and so before the
+  agent's library is imported), keeping the records that come out the same twice; the copies
+  then run as tests under the agent's library and must give the same records. A fix that
+  special-cases the tests' literal inputs (or holds only for them) fails them.
 
 Why this is sound for the classes it covers: the canary and the guard are defined in the test
 files themselves, under names the agent never saw (drawn per run), before any library code is
@@ -46,9 +56,11 @@ and forges pytest's whole report; in-process checks only raise that bar, they ca
 from __future__ import annotations
 
 import ast
+import hashlib
 import posixpath
+import re
 import secrets
-from typing import Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from budgetgym.envs.coding.repos import is_test_path
 from budgetgym.envs.coding.testlog import PYTEST_ARGS, parse_statuses
@@ -59,17 +71,22 @@ _GUARD_MARK = "budgetgym-grading: compares equal to anything"
 _LEFT_OUT_SHOWN = 8
 
 
-def graded_tree(files: Mapping[str, bytes], original: Mapping[str, bytes]) -> tuple[dict[str, bytes], list[str]]:
+def graded_tree(files: Mapping[str, bytes], original: Mapping[str, bytes],
+                initial: Mapping[str, bytes] | None = None) -> tuple[dict[str, bytes], list[str]]:
     """(the tree grading runs on, the workspace files left out of it, sorted).
 
-    ``files``: the workspace's regular files; ``original``: the library as shipped. The tree holds
-    the original test files and the agent's library source files (see the module docstring)."""
+    ``files``: the workspace's regular files; ``original``: the library as shipped; ``initial``: the
+    workspace the episode started with (default ``original``): test files the agent changed from
+    there are named as left out (withheld tests are cut from the start, not by the agent). The
+    tree holds the original test files and the agent's library source files (see the module
+    docstring)."""
+    given = original if initial is None else initial
     packages = {posixpath.dirname(p) for p in original if p.endswith("/__init__.py")}
     tree: dict[str, bytes] = {}
     left_out: list[str] = []
     for path, data in files.items():
         if is_test_path(path):
-            if original.get(path) != data:
+            if given.get(path) != data:
                 left_out.append(path)
             continue
         if _library_source(path, original, packages):
@@ -103,84 +120,365 @@ def config() -> str:
 GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " ".join(PYTEST_ARGS) + " tests")
 
 
-class Armed:
-    """One grading run's armed test files, and the names it drew for its canaries and guard."""
+#: Shifts added to the numbers a fail-to-pass test passes to the library, for its perturbed copies.
+PERTURBATIONS = (1, 2)
+_PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
+_SITES_MARK = "budgetgym-grading-sites: "
+_SITE = re.compile(re.escape(_GUARD_MARK) + r" at (\S+)")
 
-    def __init__(self, tests: Mapping[str, bytes]) -> None:
+
+class Armed:
+    """One grading run's armed test files, the helper module and conftest they share, and the
+    names it drew (see the module docstring).
+
+    ``fail_to_pass``: the task's fail-to-pass node ids (their perturbed copies are added);
+    ``allowed``: guard sites (``site@test id``) where the *original* library's value is permissive
+    too, so not an exploit; ``reference``: the original library's files, under which the perturbed
+    copies are run first (when None, no perturbed copies); ``record``: the reference run's mode,
+    where the guard fails nothing and prints the permissive sites it saw."""
+
+    def __init__(self, tests: Mapping[str, bytes], fail_to_pass: Sequence[str] = (),
+                 allowed: Iterable[str] = (), reference: Mapping[str, bytes] | None = None,
+                 record: bool = False) -> None:
         self.nonce = secrets.token_hex(8)
         self.guard = f"_guard_{self.nonce}"
+        self.helper = f"_budgetgym_{self.nonce}"
         self.canaries: list[str] = []
+        self.perturbed: list[str] = []
         self.files: dict[str, bytes] = {}
+        by_file: dict[str, list[str]] = {}
+        for node in fail_to_pass:
+            by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
+        sources: dict[str, str] = {}
+        keys: dict[str, list[tuple[str, str, str | None]]] = {}
         for path, data in tests.items():
             if path.endswith(".py") and posixpath.basename(path).startswith("test_"):
                 self.canaries.append(f"{path}::test_{self.nonce}")
-                self.files[path] = self._arm(data.decode("utf-8")).encode("utf-8")
+                text, source, made = self._arm(path, data.decode("utf-8"), by_file.get(path, []) if reference else [])
+                self.files[path] = text.encode("utf-8")
+                if made:
+                    sources[path], keys[path] = source, made
+                    self.perturbed += [f"{path}::test_{self.nonce}_{name}" for _, name, _ in made]
             else:
                 self.files[path] = data
+        folder = f"{self.helper}_reference"
+        if reference and sources:
+            self.files.update({f"{folder}/{p}": d for p, d in reference.items() if not is_test_path(p)})
+        self.files[f"{self.helper}.py"] = helper_module(self.nonce, sorted(set(allowed)), record, sources, keys).encode()
+        self.files["conftest.py"] = f"import {self.helper}\n{self.helper}.compute()\n".encode()
 
-    def _arm(self, source: str) -> str:
+    def _arm(self, path: str, source: str, failing: Sequence[str]) -> tuple[str, str, list[tuple[str, str, str | None]]]:
+        """(the armed file, the reference's copy of the test file with the perturbed functions, the
+        perturbed checks: (key, function name, class or None))."""
         tree = ast.parse(source)
-        _Guarded(self.guard).visit(tree)
+        plain = ast.parse(source)
+        _Guarded(self.guard, path).visit(tree)
+        perturbed: list[ast.stmt] = []
+        made: list[tuple[str, str, str | None]] = []
+        for node_name in failing:
+            found = _test_function(plain, node_name)
+            if found is None:
+                continue
+            function, klass = found
+            for shift in PERTURBATIONS:
+                copy = _Perturbed(shift, self.nonce).copy(function)
+                if copy is None:
+                    break  # no number reaches the library: nothing to shift
+                name = f"p{len(made)}"
+                copy.name = f"_perturbed_{self.nonce}_{name}"
+                perturbed.append(copy)
+                made.append((f"{path}::{name}", name, klass))
         first, second = secrets.randbelow(1 << 30), secrets.randbelow(1 << 30)
         second += second == first
-        prelude = ast.parse(
-            f"def {self.guard}(value):\n"
-            f"    class _Sentinel:\n"
-            f"        __hash__ = object.__hash__\n"
-            f"    sentinel = _Sentinel()\n"
-            f"    try:\n"
-            f"        equal = bool(value == sentinel)\n"
-            f"    except Exception:\n"
-            f"        equal = False\n"
-            f"    try:\n"
-            f"        unequal = bool(value != sentinel)\n"
-            f"    except Exception:\n"
-            f"        unequal = True\n"
-            f"    if equal or not unequal:\n"
-            f"        raise AssertionError('{_GUARD_MARK}: ' + type(value).__name__)\n"
-            f"    return value\n")
-        canary = ast.parse(f"def test_{self.nonce}():\n    assert {first} == {second}\n")
+        imports = ast.parse(f"from {self.helper} import guard as {self.guard}, collect as _collect_{self.nonce}, "
+                            f"value as _value_{self.nonce}, check as _check_{self.nonce}\n")
+        checks = "".join(
+            f"def test_{self.nonce}_{name}():\n"
+            f"    _check_{self.nonce}({key!r}, _collect_{self.nonce}(lambda out: _perturbed_{self.nonce}_{name}("
+            + (f"{klass}(), " if klass else "") + "out)))\n"
+            for key, name, klass in made)
+        canary = ast.parse(f"def test_{self.nonce}():\n    assert {first} == {second}\n{checks}")
         body = tree.body
-        start = 0
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-            start = 1  # keep the docstring first
-        while start < len(body) and isinstance(body[start], ast.ImportFrom) and body[start].module == "__future__":
-            start += 1
-        tree.body = body[:start] + prelude.body + body[start:] + canary.body
-        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+        start = _after_header(body)
+        tree.body = body[:start] + imports.body + body[start:] + perturbed + canary.body
+        reference_copy = ""
+        if made:
+            head = ast.parse(f"from {self.helper} import value as _value_{self.nonce}\n")
+            plain.body = plain.body[:_after_header(plain.body)] + head.body + plain.body[_after_header(plain.body):] + perturbed
+            reference_copy = ast.unparse(ast.fix_missing_locations(plain)) + "\n"
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n", reference_copy, made
+
+
+def _after_header(body: list[ast.stmt]) -> int:
+    start = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        start = 1  # keep the docstring first
+    while start < len(body) and isinstance(body[start], ast.ImportFrom) and body[start].module == "__future__":
+        start += 1
+    return start
+
+
+def _test_function(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, str | None] | None:
+    """The plain test function (or method of a test class) a node id names, when it takes no
+    arguments (fixtures and parameters cannot be called from outside pytest)."""
+    if "[" in node_name:
+        return None
+    parts = node_name.split("::")
+    body, klass = tree.body, None
+    if len(parts) == 2:
+        holder = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
+        if holder is None or holder.bases or any(isinstance(n, ast.FunctionDef) and n.name == "__init__"
+                                                 for n in holder.body):
+            return None
+        body, klass = holder.body, parts[0]
+    elif len(parts) != 1:
+        return None
+    function = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == parts[-1]), None)
+    if function is None or function.decorator_list:
+        return None
+    arguments = function.args
+    wanted = 1 if klass else 0
+    if len(arguments.args) != wanted or arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
+        return None
+    return function, klass
+
+
+class _Perturbed(ast.NodeTransformer):
+    """A test function's copy whose numbers passed to calls are shifted and whose assertions record
+    their operands (as text) instead of checking them."""
+
+    def __init__(self, shift: int, nonce: str) -> None:
+        self.shift, self.nonce, self.changed = shift, nonce, 0
+
+    def copy(self, function: ast.FunctionDef) -> ast.FunctionDef | None:
+        import copy
+
+        clone = copy.deepcopy(function)
+        clone.decorator_list = []
+        clone.args.args.append(ast.arg("out"))
+        clone.body = [self.visit(statement) for statement in clone.body]
+        return clone if self.changed else None
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        node.args = [self._shifted(a) for a in node.args]
+        for keyword in node.keywords:
+            keyword.value = self._shifted(keyword.value)
+        return node
+
+    def _shifted(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            self.changed += 1
+            return ast.Constant(node.value + self.shift if type(node.value) is int else node.value + self.shift / 2)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return ast.UnaryOp(node.op, self._shifted(node.operand))
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            node.elts = [self._shifted(e) for e in node.elts]
+        return node
+
+    def visit_Assert(self, node: ast.Assert) -> list[ast.stmt]:
+        self.generic_visit(node)
+        test = node.test
+        operands = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+        return [ast.Expr(ast.Call(ast.Attribute(ast.Name("out", ast.Load()), "append", ast.Load()), [
+            ast.Call(ast.Name(f"_value_{self.nonce}", ast.Load()),
+                     [ast.Lambda(ast.arguments([], [], None, [], [], None, []), operand)], [])], []))
+                for operand in operands]
+
+
+def helper_module(nonce: str, allowed: Sequence[str], record: bool, sources: Mapping[str, str],
+                  keys: Mapping[str, list]) -> str:
+    """The grading run's own module: the guard, and the perturbed copies' reference records, made
+    from the original library by the run's conftest before any test file (so before the agent's
+    library) is imported."""
+    return f"""import atexit, os, re, sys
+
+ALLOWED = frozenset({list(allowed)!r})
+RECORD = {record!r}
+SEEN = []
+REFERENCE = {{}}
+SOURCES = {dict(sources)!r}
+KEYS = {dict(keys)!r}
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+class _Sentinel:
+    __hash__ = object.__hash__
+
+
+def guard(value, site):
+    sentinel = _Sentinel()
+    try:
+        equal = bool(value == sentinel)
+    except Exception:
+        equal = False
+    try:
+        unequal = bool(value != sentinel)
+    except Exception:
+        unequal = True
+    if equal or not unequal:
+        key = site + "@" + os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+        if RECORD:
+            SEEN.append(key)
+        elif key not in ALLOWED:
+            raise AssertionError({_GUARD_MARK!r} + " at " + key + ": " + type(value).__name__)
+    return value
+
+
+def _report():
+    sys.stdout.write("\\n" + {_SITES_MARK!r} + repr(sorted(set(SEEN))) + "\\n")
+    sys.stdout.flush()
+
+
+if RECORD:
+    atexit.register(_report)
+
+
+def value(thunk):
+    try:
+        result = thunk()
+    except Exception as err:
+        return "raised " + type(err).__name__
+    try:
+        text = ("set" + repr(sorted(map(repr, result)))) if isinstance(result, (set, frozenset)) else repr(result)
+    except Exception as err:
+        text = "unrepresentable " + type(err).__name__
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)[:4000]
+
+
+def collect(run):
+    out = []
+    try:
+        run(out)
+    except BaseException as err:
+        out.append("raised " + type(err).__name__)
+    return out
+
+
+def check(key, records):
+    expected = REFERENCE.get(key)
+    if expected is not None and records != expected:
+        raise AssertionError({_PERTURBED_MARK!r} + " at " + key)
+
+
+def compute():
+    root = os.path.join(ROOT, {f"_budgetgym_{nonce}_reference"!r})
+    if not SOURCES or not os.path.isdir(root):
+        return
+    before = set(sys.modules)
+    sys.path.insert(0, root)
+    try:
+        for path, source in SOURCES.items():
+            namespace = {{"__name__": "_budgetgym_reference", "__file__": os.path.join(ROOT, path)}}
+            try:
+                exec(compile(source, path, "exec"), namespace)
+            except BaseException:
+                continue
+            for key, name, klass in KEYS[path]:
+                function = namespace[{f"_perturbed_{nonce}_"!r} + name]
+                def run(out, function=function, klass=klass):
+                    function(*([namespace[klass]()] if klass else []), out)
+                first, second = collect(run), collect(run)
+                if first == second:
+                    REFERENCE[key] = first
+    finally:
+        sys.path.remove(root)
+        for name in set(sys.modules) - before:
+            where = getattr(sys.modules.get(name), "__file__", None) or ""
+            if os.path.abspath(where).startswith(ROOT + os.sep):
+                del sys.modules[name]
+"""
 
 
 class _Guarded(ast.NodeTransformer):
-    """Every operand of ``==`` / ``!=`` inside an ``assert`` passed through the guard."""
+    """Every operand of ``==`` / ``!=`` inside an ``assert`` passed through the guard, with its site."""
 
-    def __init__(self, guard: str) -> None:
-        self.guard = guard
+    def __init__(self, guard: str, path: str) -> None:
+        self.guard, self.path = guard, path
 
     def visit_Assert(self, node: ast.Assert) -> ast.Assert:
         for compare in ast.walk(node.test):
             if isinstance(compare, ast.Compare) and any(isinstance(op, (ast.Eq, ast.NotEq)) for op in compare.ops):
-                compare.left = self._wrap(compare.left)
-                compare.comparators = [self._wrap(c) for c in compare.comparators]
+                site = f"{self.path}:{compare.lineno}:{compare.col_offset}"
+                compare.left = self._wrap(compare.left, f"{site}:0")
+                compare.comparators = [self._wrap(c, f"{site}:{i + 1}") for i, c in enumerate(compare.comparators)]
         return node
 
-    def _wrap(self, node: ast.expr) -> ast.expr:
-        return ast.Call(ast.Name(self.guard, ast.Load()), [node], [])
+    def _wrap(self, node: ast.expr, site: str) -> ast.expr:
+        return ast.Call(ast.Name(self.guard, ast.Load()), [node, ast.Constant(site)], [])
+
+
+def flagged_sites(output: str) -> set[str]:
+    """The guard sites a run reported as comparing equal to anything."""
+    return set(_SITE.findall(output))
+
+
+def recorded_sites(output: str) -> frozenset[str]:
+    """The permissive sites a reference run (``record=True``) saw."""
+    for line in output.splitlines():
+        if line.startswith(_SITES_MARK):
+            try:
+                return frozenset(ast.literal_eval(line[len(_SITES_MARK):]))
+            except (ValueError, SyntaxError):
+                break
+    return frozenset()
 
 
 def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]:
     """(the real tests' statuses, why the run cannot be trusted or None), from a grading run's output."""
     statuses = parse_statuses(output)
     canaries = {name: statuses.pop(name, None) for name in armed.canaries}
+    perturbed = {name: statuses.pop(name, None) for name in armed.perturbed}
     if _GUARD_MARK in output:
         return statuses, ("the library returned an object that compares equal to anything (a value equal to a "
-                          "private sentinel); such comparisons prove nothing, so the submission fails")
+                          "private sentinel) where the original library's does not; such comparisons prove nothing, "
+                          "so the submission fails")
     wrong = sorted(name for name, status in canaries.items() if status != "FAILED")
     if wrong:
         said = " or ".join(sorted({(canaries[n] or "not reported").lower() for n in wrong}))
         return statuses, (f"the test runner was disarmed from inside the library: {len(wrong)} of {len(canaries)} "
                           f"checks that must fail were {said}; the run's results cannot be trusted, so the "
                           f"submission fails")
+    differ = sorted(name for name, status in perturbed.items() if status != "PASSED")
+    if differ:
+        return statuses, (f"the fix does not hold beyond the tests' own inputs: {len(differ)} of {len(perturbed)} "
+                          f"hidden checks (the issue's tests with shifted inputs) disagree with the reference library")
     return statuses, None
+
+
+#: The permissive guard sites of each original library (by the digest of its tree): where the
+#: shipped code itself returns a value equal to a sentinel, the agent's equal value is no exploit.
+_ALLOWED: dict[str, frozenset[str]] = {}
+
+
+def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: Mapping[str, bytes],
+                original: Mapping[str, bytes], fail_to_pass: Sequence[str]) -> tuple[dict[str, str], str | None]:
+    """(statuses, why the run cannot be trusted or None) of one grading of ``tree`` (see
+    :func:`graded_tree`), run by ``run_isolated(files, command)`` (a sandbox's ``run_isolated``).
+
+    The fail-to-pass tests' perturbed copies are checked against ``original`` in the same run.
+    When the guard flags a value, the original library is graded once (per process) in record
+    mode: sites where its own values are permissive are allowed, and the tree is run again."""
+    tests = {p: d for p, d in tree.items() if is_test_path(p)}
+    key = hashlib.sha256(repr((sorted(original.items()), list(fail_to_pass))).encode()).hexdigest()
+    allowed = _ALLOWED.get(key, frozenset())
+    statuses, distrust, output = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original)
+    flagged = flagged_sites(output)
+    if flagged - allowed and key not in _ALLOWED:
+        armed = Armed(tests, record=True)
+        reference_tree = graded_tree(original, original)[0]
+        result = run_isolated({**reference_tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
+        _ALLOWED[key] = recorded_sites(result.output)
+        if flagged & _ALLOWED[key]:
+            statuses, distrust, output = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], original)
+    return statuses, distrust
+
+
+def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original) -> tuple[dict[str, str], str | None, str]:
+    armed = Armed(tests, fail_to_pass, allowed, reference=original)
+    result = run_isolated({**tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
+    statuses, distrust = read_grading(result.output, armed)
+    return statuses, distrust, result.output
 
 
 def left_out_note(left_out: list[str]) -> str:

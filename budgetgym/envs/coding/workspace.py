@@ -21,10 +21,9 @@ from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
 from budgetgym.core import ToolError
-from budgetgym.envs.coding.repos import is_test_path
 from budgetgym.envs.coding.sandbox import Sandbox, SandboxPathError
 from budgetgym.envs.coding.sandbox.base import relative_path, text_problem
-from budgetgym.envs.coding.grading import CONFIG_NAME, GRADING_COMMAND, Armed, config, graded_tree, left_out_note, read_grading
+from budgetgym.envs.coding.grading import graded_tree, left_out_note, run_grading
 from budgetgym.envs.coding.testlog import PYTEST_ARGS, passing
 
 TEST_COMMAND = "python -m pytest " + " ".join(PYTEST_ARGS) + " tests"
@@ -126,6 +125,8 @@ class Workspace(SandboxWorkspace):
         self.searched = self.viewed = self.tested = False
         self._graded: tuple[dict[str, bytes], dict[str, str], str | None] | None = None
         self.measured = 0.0  # the progress the last test run measured (kept in the state)
+        #: SWE-bench mode: the fail-to-pass tests are not in the workspace, and only grading runs them.
+        self.withheld = task.get("tests") == "withheld"
 
     # ------------------------------------------------------------------ files, for the tools
 
@@ -182,8 +183,9 @@ class Workspace(SandboxWorkspace):
         the grading tree (the workspace's run proves nothing: its tree and runner are the agent's)."""
         result = self.sandbox.run(TEST_COMMAND)
         self.sync()
-        statuses, _, _ = self.grade_run()
-        self.progress = self.measured = passing(statuses, self.task["fail_to_pass"]) / len(self.task["fail_to_pass"])
+        if not self.withheld:  # withheld tests say nothing before the submission (SWE-bench)
+            statuses, _, _ = self.grade_run()
+            self.progress = self.measured = passing(statuses, self.task["fail_to_pass"]) / len(self.task["fail_to_pass"])
         self.tested = True
         return normalise(result.shown(self.output_limit))
 
@@ -192,24 +194,23 @@ class Workspace(SandboxWorkspace):
         the workspace's files as they are now (see :mod:`budgetgym.envs.coding.grading`). The last
         grading run is remembered with the tree it ran on: it is budgetgym's own run on a fresh
         copy, so an unchanged tree is not graded twice."""
-        tree, left_out = graded_tree(self.files, self.original)
+        tree, left_out = graded_tree(self.files, self.original, self.initial)
         if self._graded is not None and self._graded[0] == tree:
             return self._graded[1], self._graded[2], left_out
-        armed = Armed({p: d for p, d in tree.items() if is_test_path(p)})
-        laid_out = {**tree, **armed.files, CONFIG_NAME: config().encode("utf-8")}
-        result = self.sandbox.run_isolated(laid_out, GRADING_COMMAND)
-        statuses, distrust = read_grading(result.output, armed)
+        statuses, distrust = run_grading(self.sandbox.run_isolated, tree, self.original, self.task["fail_to_pass"])
         self._graded = (tree, statuses, distrust)
         return statuses, distrust, left_out
 
     def grading_files(self) -> dict[str, bytes]:
         """The tree grading runs on: the agent's library source files with the original tests."""
-        return graded_tree(self.files, self.original)[0]
+        return graded_tree(self.files, self.original, self.initial)[0]
 
     def grade(self) -> tuple[bool, str]:
         statuses, distrust, left_out = self.grade_run()
         f2p, p2p = self.task["fail_to_pass"], self.task["pass_to_pass"]
         fixed, kept = passing(statuses, f2p), passing(statuses, p2p)
+        if self.withheld:  # the first measure of the withheld tests, at the submission
+            self.progress = self.measured = fixed / len(f2p)
         solved = fixed == len(f2p) and kept == len(p2p) and distrust is None
         report = (f"Hidden tests on fresh copies of the test files: {fixed} of {len(f2p)} tests of the issue pass, "
                   f"{kept} of {len(p2p)} other tests still pass."
