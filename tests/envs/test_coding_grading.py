@@ -94,7 +94,7 @@ def test_the_graded_tree_holds_the_original_tests_and_library_sources_only():
 def test_a_missing_canary_is_a_disarmed_runner():
     armed = Armed({"tests/test_a.py": b"def test_a():\n    assert 1 == 1\n"})
     source = armed.files["tests/test_a.py"].decode()
-    assert f"def test_{armed.nonce}()" in source and f"{armed.guard}(1) == {armed.guard}(1)" in source
+    assert f"def test_{armed.nonce}()" in source and f"{armed.guard}(1, 'tests/test_a.py:2:11:0')" in source
     honest = (f"=== short test summary info ===\nPASSED tests/test_a.py::test_a\n"
               f"FAILED tests/test_a.py::test_{armed.nonce} - assert\n=== 1 failed, 1 passed in 0.1s ===\n")
     assert read_grading(honest, armed) == ({"tests/test_a.py::test_a": "PASSED"}, None)
@@ -111,3 +111,51 @@ def test_the_oracle_still_solves_under_the_armed_grading(env):
             break
     assert info["success"] and reward == 1.0, observation
     assert json.loads(json.dumps(env.unwrapped.snapshot()))["state"]["verdict"] is True
+
+
+# ---------------------------------------------------------------- the guard's precision, the perturbed checks
+
+LIBRARY = {
+    "pkg/__init__.py": b"",
+    "pkg/core.py": (b"class Wildcard:\n    __hash__ = object.__hash__\n\n    def __eq__(self, other):\n        return True\n\n\n"
+                    b"def wildcard():\n    return Wildcard()\n\n\ndef double(x):\n    return 2 * x\n\n\n"
+                    b"def name():\n    return 'pkg'\n"),
+    "tests/test_core.py": (b"from pkg.core import double, name, wildcard\n\n\n"
+                           b"def test_wildcard_matches():\n    assert wildcard() == 3\n\n\n"
+                           b"def test_double():\n    assert double(3) == 6\n    assert double(-1) == -2\n\n\n"
+                           b"def test_name():\n    assert name() == 'pkg'\n"),
+}
+F2P = ["tests/test_core.py::test_double"]
+
+
+def _graded(core: bytes):
+    from budgetgym.envs.coding.grading import run_grading
+    from budgetgym.envs.coding.sandbox import make_sandbox
+
+    require("local")
+    files = {**LIBRARY, "pkg/core.py": core}
+    with make_sandbox("local") as box:
+        box.load({})
+        return run_grading(box.run_isolated, graded_tree(files, LIBRARY)[0], LIBRARY, F2P)
+
+
+def test_a_permissive_eq_the_shipped_library_has_passes_and_a_new_one_fails():
+    """The guard flagged every value equal to a sentinel, so a library whose own API returns a
+    wildcard (toolz's tests compare such values) could never be solved; now only a value equal to
+    anything where the shipped library's is not fails the submission."""
+    statuses, distrust = _graded(LIBRARY["pkg/core.py"])
+    assert distrust is None and set(statuses.values()) == {"PASSED"}, statuses
+    exploit = LIBRARY["pkg/core.py"].replace(b"def name():\n    return 'pkg'", b"def name():\n    return Wildcard()")
+    statuses, distrust = _graded(exploit)
+    assert distrust and "compares equal to anything" in distrust
+
+
+def test_special_casing_the_tests_literal_inputs_fails_the_perturbed_checks():
+    buggy = LIBRARY["pkg/core.py"].replace(b"return 2 * x", b"return 2 + x")
+    special = buggy.replace(b"def double(x):\n", b"def double(x):\n    if x == 3:\n        return 6\n"
+                                                 b"    if x == -1:\n        return -2\n")
+    statuses, distrust = _graded(special)
+    assert statuses["tests/test_core.py::test_double"] == "PASSED"  # the visible test is fooled ...
+    assert distrust and "beyond the tests' own inputs" in distrust  # ... the shifted inputs are not
+    refactored = LIBRARY["pkg/core.py"].replace(b"return 2 * x", b"return x + x")
+    assert _graded(refactored)[1] is None  # an equivalent fix passes them

@@ -124,7 +124,7 @@ GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " "
 PERTURBATIONS = (1, 2)
 _PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
 _SITES_MARK = "budgetgym-grading-sites: "
-_SITE = re.compile(re.escape(_GUARD_MARK) + r" at (\S+)")
+_SITE = re.compile(re.escape(_GUARD_MARK) + r" at (\S+): ")
 
 
 class Armed:

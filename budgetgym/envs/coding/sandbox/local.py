@@ -8,7 +8,9 @@ episode's commands nor other users can read it. A command runs as
 
 bubblewrap (as root, building the mount namespace) gives a root file system assembled from
 read-only binds of the system's parts (``/usr``, the Python in use, a few files of ``/etc``),
-finished with ``--remount-ro /``; the workspace bound read-write at ``/workspace``; a private
+finished with ``--remount-ro /``; the workspace bound read-write at ``/workspace`` (as root, a
+folder on a tmpfs of ``Limits.workspace_bytes`` mounted for this sandbox alone, so the cap holds
+while a command runs; otherwise oversized files are removed when the command ends); a private
 ``/tmp`` and ``/dev/shm``, each a tmpfs of ``Limits.scratch_bytes`` (mounted before the interpreter's
 folders are bound, so an interpreter under ``/tmp`` stays visible); new PID, network, IPC and UTS namespaces (no network at all) and ``--die-with-parent``.
 ``setpriv`` then drops to the sandbox's own uid with no capabilities and no new privileges:
@@ -88,7 +90,11 @@ class LocalSandbox(Sandbox):
         self.gid = self.uid if self.as_root and self.isolated else os.getgid()
         self.root = Path(tempfile.mkdtemp(prefix="budgetgym-ws-"))
         os.chmod(self.root, 0o711)
-        self.workspace = self.root / "workspace"
+        #: As root, the workspace lives on a tmpfs of ``Limits.workspace_bytes`` of its own, so a
+        #: command cannot grow it past the cap while it runs (writes fail: no space left on
+        #: device); otherwise it is a host folder held to the cap when each command ends.
+        self.sized = self.as_root and self.isolated and self._mount_sized(self.root / "fs")
+        self.workspace = self.root / "fs" / "workspace" if self.sized else self.root / "workspace"
         self._grade_count = 0
         self._closed = False
         self._bind_args = self._system_binds()
@@ -146,6 +152,15 @@ class LocalSandbox(Sandbox):
             args.extend(["--ro-bind", path, path])
             made.add(path)
         return args
+
+    def _mount_sized(self, folder: Path) -> bool:
+        folder.mkdir(mode=0o711)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.limits.workspace_bytes},mode=0711,nosuid,nodev",
+                               "budgetgym-workspace", str(folder)], capture_output=True)
+        if done.returncode != 0:
+            folder.rmdir()
+            return False
+        return True
 
     def _make_workspace(self) -> None:
         self.workspace.mkdir(mode=0o700)
@@ -380,6 +395,8 @@ class LocalSandbox(Sandbox):
         if self._closed:
             return
         self._closed = True
+        if getattr(self, "sized", False):
+            subprocess.run(["umount", "-l", str(self.root / "fs")], capture_output=True)
         shutil.rmtree(self.root, ignore_errors=True)
         if self._lock_fd is not None:
             os.close(self._lock_fd)
@@ -397,6 +414,7 @@ class LocalSandbox(Sandbox):
             raise SandboxDied("the sandbox is closed")
         self.root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o711)
+        self.workspace.parent.mkdir(parents=True, exist_ok=True)
         if not self.workspace.is_dir():
             self._make_workspace()
 
