@@ -37,9 +37,10 @@ equal to anything). The graded copies of the test files are *armed* for that:
   is too* (a legitimately permissive ``__eq__``, such as a library's wildcard or a test's
   helper). Those sites (the assertion's place and the running test's id) are learnt from one run
   of the shipped library in record mode, made only when a guard fires and kept per process;
-* each fail-to-pass test that takes no arguments gains hidden perturbed copies: every number it
-  passes to a call is shifted by each of :data:`PERTURBATIONS`, and each assertion records its
-  operands' ``repr`` instead of checking them. The run's own ``conftest.py`` runs the copies on
+* each fail-to-pass test that takes no arguments gains hidden perturbed copies: the literals it
+  passes to calls are changed by each rule of :data:`PERTURBATIONS` (every number shifted by 1
+  and by 2, numbers doubled and strings repeated, strings repeated, one number at a time shifted
+  by 1), and each assertion records its operands' ``repr`` instead of checking them. The run's own ``conftest.py`` runs the copies on
   the *shipped* library first (from a folder of the tree, before any test file and so before the
   agent's library is imported), keeping the records that come out the same twice; the copies
   then run as tests under the agent's library and must give the same records. A fix that
@@ -120,8 +121,10 @@ def config() -> str:
 GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " ".join(PYTEST_ARGS) + " tests")
 
 
-#: Shifts added to the numbers a fail-to-pass test passes to the library, for its perturbed copies.
-PERTURBATIONS = (1, 2)
+#: The perturbed copies of a fail-to-pass test, each a rule for the literals it passes to calls:
+#: ("shift", k) adds k to every number; ("scale", k) multiplies every number by k and repeats every
+#: string k times; ("text", k) repeats only the strings; ("one", i) adds 1 to the i-th number only.
+PERTURBATIONS = (("shift", 1), ("shift", 2), ("scale", 2), ("text", 2), ("one", 0), ("one", 1), ("one", 2), ("one", 3))
 _PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
 _SITES_MARK = "budgetgym-grading-sites: "
 _SITE = re.compile(re.escape(_GUARD_MARK) + r" at (\S+): ")
@@ -180,10 +183,10 @@ class Armed:
             if found is None:
                 continue
             function, klass = found
-            for shift in PERTURBATIONS:
-                copy = _Perturbed(shift, self.nonce).copy(function)
+            for rule in PERTURBATIONS:
+                copy = _Perturbed(rule, self.nonce).copy(function)
                 if copy is None:
-                    break  # no number reaches the library: nothing to shift
+                    continue  # the rule changes no literal of this test
                 name = f"p{len(made)}"
                 copy.name = f"_perturbed_{self.nonce}_{name}"
                 perturbed.append(copy)
@@ -244,11 +247,12 @@ def _test_function(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, s
 
 
 class _Perturbed(ast.NodeTransformer):
-    """A test function's copy whose numbers passed to calls are shifted and whose assertions record
-    their operands (as text) instead of checking them."""
+    """A test function's copy whose literals passed to calls are changed by one rule of
+    :data:`PERTURBATIONS` and whose assertions record their operands (as text) instead of checking them."""
 
-    def __init__(self, shift: int, nonce: str) -> None:
-        self.shift, self.nonce, self.changed = shift, nonce, 0
+    def __init__(self, rule: tuple[str, int], nonce: str) -> None:
+        self.kind, self.amount = rule
+        self.nonce, self.changed, self.numbers = nonce, 0, 0
 
     def copy(self, function: ast.FunctionDef) -> ast.FunctionDef | None:
         import copy
@@ -261,19 +265,28 @@ class _Perturbed(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.Call:
         self.generic_visit(node)
-        node.args = [self._shifted(a) for a in node.args]
+        node.args = [self._changed(a) for a in node.args]
         for keyword in node.keywords:
-            keyword.value = self._shifted(keyword.value)
+            keyword.value = self._changed(keyword.value)
         return node
 
-    def _shifted(self, node: ast.expr) -> ast.expr:
+    def _changed(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            index, self.numbers = self.numbers, self.numbers + 1
+            if self.kind == "shift" or (self.kind == "one" and index == self.amount):
+                self.changed += 1
+                step = self.amount if self.kind == "shift" else 1
+                return ast.Constant(node.value + step if type(node.value) is int else node.value + step / 2)
+            if self.kind == "scale":
+                self.changed += 1
+                return ast.Constant(node.value * self.amount)
+        if isinstance(node, ast.Constant) and type(node.value) is str and node.value and self.kind in ("scale", "text"):
             self.changed += 1
-            return ast.Constant(node.value + self.shift if type(node.value) is int else node.value + self.shift / 2)
+            return ast.Constant(node.value * self.amount)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return ast.UnaryOp(node.op, self._shifted(node.operand))
+            return ast.UnaryOp(node.op, self._changed(node.operand))
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            node.elts = [self._shifted(e) for e in node.elts]
+            node.elts = [self._changed(e) for e in node.elts]
         return node
 
     def visit_Assert(self, node: ast.Assert) -> list[ast.stmt]:
