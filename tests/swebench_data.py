@@ -16,6 +16,7 @@ from budgetgym.core import load_tasks
 from budgetgym.envs.coding.env import task_files
 
 TASK_ID = "coding-intervals-000"
+TRAIN_TASK_ID = "coding-intervals-004"
 HIDDEN = "tests/test_hidden.py"
 
 
@@ -50,18 +51,28 @@ def _diff(before: dict[str, bytes], after: dict[str, bytes], folder: Path) -> st
                           capture_output=True, text=True).stdout
 
 
-def write_swebench_instances(folder: Path) -> Path:
+def write_swebench_instances(folder: Path, train: bool = False) -> Path:
     """Build the instance's image (once: it is named by its content) and write the instance file
-    into ``folder``; returns its path. Needs the Docker engine and the coding image."""
+    into ``folder``; returns its path. Needs the Docker engine and the coding image. ``train``: a
+    second instance on the train split (``TRAIN_TASK_ID``, a fix of two added lines), for what needs
+    both splits."""
+    chosen = [(TASK_ID, "budgetgym__intervals-1", "test")] + ([(TRAIN_TASK_ID, "budgetgym__intervals-2", "train")]
+                                                              if train else [])
+    path = folder / ("instances-both-splits.jsonl" if train else "instances.jsonl")
+    path.write_text("".join(json.dumps(_instance(folder, *spec)) + "\n" for spec in chosen))
+    return path
+
+
+def _instance(folder: Path, task_id: str, instance_id: str, split: str) -> dict:
     from budgetgym.envs.coding.image import IMAGE as BASE
     from budgetgym.envs.coding.image import image_exists
     from budgetgym.envs.coding.sandbox.docker_backend import docker_client
 
-    task = load_tasks("coding").get(TASK_ID)
+    task = load_tasks("coding").get(task_id)
     initial, original = task_files(task.data)
     # the image is named by its content, so a changed task never meets a stale image
     digest = hashlib.sha256(json.dumps({p: d.decode() for p, d in sorted(initial.items())}).encode()).hexdigest()[:12]
-    image = f"budgetgym/swebench-test-intervals:{digest}"
+    image = f"budgetgym/swebench-test-{task['library']}:{digest}"
     client = docker_client()
     container = client.containers.run(BASE, ["sleep", "infinity"], detach=True, network_mode="none")
     try:
@@ -80,8 +91,8 @@ def write_swebench_instances(folder: Path) -> Path:
         container.remove(force=True)
     test_file = task["fail_to_pass"][0].split("::")[0]
     hidden = {**initial, HIDDEN: original[test_file]}
-    test_patch = _diff(initial, hidden, folder / "t")
-    gold = _diff(initial, original, folder / "g")
+    test_patch = _diff(initial, hidden, folder / f"{instance_id}-t")
+    gold = _diff(initial, original, folder / f"{instance_id}-g")
     names = [node.split("::")[1] for node in task["fail_to_pass"] if node.startswith(test_file)]
     eval_script = "\n".join([
         "#!/bin/bash", "set -uxo pipefail", "cd /testbed", f"git checkout {base_commit} -- tests",
@@ -90,13 +101,11 @@ def write_swebench_instances(folder: Path) -> Path:
         f"git checkout {base_commit} -- tests",
     ]) + "\n"
     instance = {
-        "instance_id": "budgetgym__intervals-1", "repo": "budgetgym/intervals", "version": "0.1",
+        "instance_id": instance_id, "split": split, "repo": f"budgetgym/{task['library']}", "version": "0.1",
         "base_commit": base_commit, "problem_statement": task.instruction, "image": image,
         "patch": gold, "test_patch": test_patch, "eval_script": eval_script, "log_parser": "parse_log_pytest",
         "eval_type": "pass_and_fail",
         "FAIL_TO_PASS": json.dumps([f"{HIDDEN}::{name}" for name in names]),
         "PASS_TO_PASS": json.dumps(task["pass_to_pass"]),
     }
-    path = folder / "instances.jsonl"
-    path.write_text(json.dumps(instance) + "\n")
-    return path
+    return instance

@@ -116,6 +116,10 @@ def test_a_write_after_the_gold_patch_sends_the_oracle_back_to_it(env):
     assert base.ws.gold_applied and base.structured_oracle().calls[0].name == "submit"
     env.step(call("create_file", path="notes.txt", content="a change after the gold patch\n"))
     assert not base.ws.gold_applied and base.structured_oracle().calls[0].name == "run_command"
+    # the tree is reset to the starting commit, index included (each step stages the changes to take
+    # its patch, and `git checkout -- .` restored from that index: the gold patch then failed to apply)
+    result = rollout(env, "oracle", reset=False)
+    assert result.success and "notes.txt" not in base.ws.diff(), result.steps[-1].observation
 
 
 def test_a_patch_that_rigs_the_runner_is_graded_without_those_files(env):
@@ -164,3 +168,28 @@ def test_a_killed_container_or_a_huge_file_is_answered_and_the_repository_restor
         assert base.ws.diff() == patch
     observation, *_ = env.step(call("view_file", path="kept.txt"))
     assert "made before" in observation
+
+
+def test_failure_states_come_from_the_gold_patch_on_both_splits_and_the_oracle_recovers(tmp_path_factory):
+    """Built on first use through the core's builder: the test instance's one-line fix has only the
+    deleted-lines form, the train instance's two added lines only the partial one; a state restores
+    with the mistaken edit in the repository, and ErrorInjection starts from it on its split."""
+    from budgetgym.envs.coding.swebench.mistakes import MISTAKE_MARKER
+    from budgetgym.wrappers import ErrorInjection
+
+    require("docker")
+    path = write_swebench_instances(tmp_path_factory.mktemp("swebench-both"), train=True)
+    env = gym.make("budgetgym/SWEBench-v0", instances=str(path))
+    try:
+        states = env.unwrapped.failure_states()
+        assert {(s["task_id"], s["kind"]) for s in states} == {("budgetgym__intervals-1", "wrong_edit"),
+                                                                ("budgetgym__intervals-2", "partial_fix")}
+        assert all(MISTAKE_MARKER in s["snapshot"]["transcript"][s["error_step"]][0] for s in states)
+        injected = ErrorInjection(env, split="train")
+        observation, info = injected.reset(seed=0)
+        assert info["task_id"] == "budgetgym__intervals-2"
+        patch = env.unwrapped.ws.diff()
+        assert "+    if within.length == 0:" in patch and "return 1.0" not in patch
+        assert observation.startswith("Issue:")  # the builder has played the oracle from each state to success
+    finally:
+        env.close()

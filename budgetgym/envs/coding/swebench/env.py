@@ -37,8 +37,12 @@ Termination:
 
 Registered Configurations:
     ``budgetgym/SWEBench-v0``: ``gym.make("budgetgym/SWEBench-v0", instances="path/to/instances.jsonl")``
-    (or the ``BUDGETGYM_SWEBENCH_INSTANCES`` variable). Needs ``pip install 'budgetgym[swebench]'``
-    and a Docker engine holding the instances' images.
+    (or the ``BUDGETGYM_SWEBENCH_INSTANCES`` variable); an instance's ``split`` field places it
+    (default ``test``). Failure states (``partial_fix``, ``wrong_edit``: edits made from the gold
+    patch, :mod:`budgetgym.envs.coding.swebench.mistakes`) are built from the instances on first use
+    of ``failure_states()`` (``ErrorInjection``, ``budgetgym probe recovery``), a few seconds an
+    instance, since no instances ship. Needs ``pip install 'budgetgym[swebench]'`` and a Docker
+    engine holding the instances' images.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from budgetgym.core import (Action, BackendUnavailable, Outcome, SnapshotError, 
                             ToolError, tool_map)
 from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.coding.sandbox import Limits, SandboxDied, SandboxUnavailable
+from budgetgym.envs.coding.swebench import mistakes
 from budgetgym.envs.coding.swebench.instances import load_instances, task_record, workdir_of
 from budgetgym.envs.coding.tools import CREATE_FILE, REPLACE_IN_FILE, RUN_COMMAND, SEARCH, SUBMIT, VIEW_FILE
 from budgetgym.envs.coding.workspace import SandboxWorkspace
@@ -238,6 +243,7 @@ class SWEBenchEnv(TextEnv):
     max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     exploit_upstream = "graded by swebench's own get_eval_report and log parsers"
     exploit_sample = 1
+    failure_kinds = mistakes.KINDS
     instructions = (
         "You are a software engineer resolving an issue in a repository (the working directory), through "
         "tools in a container without network. Make the change in the source code, check it with commands "
@@ -254,6 +260,8 @@ class SWEBenchEnv(TextEnv):
                                    "instances='instances.jsonl') or BUDGETGYM_SWEBENCH_INSTANCES=path "
                                    "(JSON, JSON lines or parquet)")
         records = [task_record(instance, max_turns) for instance in load_instances(path)]
+        self._arguments = {"instances": path, "max_turns": max_turns, "limits": limits, "output_limit": output_limit}
+        self._built_failure_states: tuple[Mapping[str, Any], ...] | None = None
         super().__init__(split=split, task_ids=task_ids, tasks=TaskSet(records), reward_mode=reward_mode,
                          render_mode=render_mode)
         from budgetgym.envs.coding.sandbox.docker_backend import docker_client
@@ -341,11 +349,38 @@ class SWEBenchEnv(TextEnv):
 
     _last_patch = ""
 
+    def propose_mistake(self, kind: str, plan, rng) -> tuple[Action, str] | None:
+        return mistakes.propose(self.task["instance"], kind, plan, rng)
+
+    def failure_states(self) -> tuple[Mapping[str, Any], ...]:
+        """Failure states of these instances, built on first use (SWE-bench data is the user's, so
+        none are shipped): per split and kind, one per instance where the kind fits its gold patch,
+        from the core's builder in a second env of the same instances (this one's episode is left
+        alone); each keeps only mistakes the oracle recovers from within the full budget."""
+        if self._built_failure_states is None:
+            from budgetgym.core.failures import build_failure_states
+
+            builder = SWEBenchEnv(**self._arguments, split=None)
+            try:
+                tasks = builder.all_tasks
+                states = []
+                for split in tasks.splits:
+                    for kind in self.failure_kinds:
+                        # the instances whose gold patch has a form of this mistake (no trajectory for the rest)
+                        fitting = [task for task in tasks.select(split)
+                                   if mistakes.altered_patch(task["instance"].get("patch") or "", kind) is not None]
+                        states += build_failure_states(builder, fitting, len(fitting), seed=0,
+                                                       namespace="budgetgym-swebench-failures", kinds=(kind,))
+                self._built_failure_states = tuple(states)
+            finally:
+                builder.close()
+        return self._built_failure_states
+
     def _oracle(self) -> Action | None:
         instance = self.task["instance"]
         if self.ws.gold_applied or not instance.get("patch"):
             return Action((ToolCall("submit", {}),))
-        command = (f"git checkout -q -- . && git clean -fdq && git apply - <<'{APPLY_MARKER}'\n"
+        command = (f"git reset -q --hard && git clean -fdq && git apply - <<'{APPLY_MARKER}'\n"
                    f"{instance['patch'].rstrip(chr(10))}\n{APPLY_MARKER}")
         return Action((ToolCall("run_command", {"command": command}),))
 
