@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from budgetgym.core import full_budget, load_tasks, rollout
-from budgetgym.envs.miniwob import generate
+from budgetgym.envs.miniwob import assets
 from budgetgym.envs.miniwob.env import MiniWoBNotInstalled, _alive, _descendants, select_tasks
 from budgetgym.envs.miniwob.oracles import ORACLE_TURNS
 from registered import make_or_skip
@@ -20,6 +20,14 @@ from registered import make_or_skip
 EPISODES_IN_CI = 100
 
 
+@pytest.fixture(scope="module")
+def shared_env():
+    """One env (one browser) for the tests that only play episodes: a browser start costs seconds."""
+    env = make_or_skip("budgetgym/MiniWoB-v0")
+    yield env
+    env.close()
+
+
 def _browsers() -> list[int]:
     return [pid for pid in _descendants(os.getpid()) if _alive(pid)]
 
@@ -27,8 +35,8 @@ def _browsers() -> list[int]:
 def test_the_keyword_chooses_the_task():
     assert select_tasks("login") == ["miniwob/login-user", "miniwob/login-user-popup"]
     assert select_tasks("login-user") == ["miniwob/login-user"]  # an exact name wins over login-user-popup
-    assert select_tasks("click-test") == ["miniwob/click-test"]
-    assert len(select_tasks("click")) == 19
+    assert select_tasks("click-tab-2") == ["miniwob/click-tab-2"]
+    assert len(select_tasks("click")) == 14
     with pytest.raises(ValueError, match="supported tasks are"):
         select_tasks("no-such-task")
 
@@ -62,9 +70,9 @@ def test_page_as_text_and_a_bad_reference():
 
 def test_the_task_list_is_the_generators_and_each_budget_follows_the_rule():
     tasks = load_tasks("miniwob")
-    assert [dict(task.data) for task in tasks] == generate.tasks()
+    assert [dict(task.data) for task in tasks] == assets.tasks()
     assert len(tasks) >= 30 and set(tasks.splits) == {"train", "test"}
-    assert {task["miniwob_task"] for task in tasks.select("test")} == generate.TEST_TASKS
+    assert {task["miniwob_task"] for task in tasks.select("test")} == assets.TEST_TASKS
     for task in tasks:
         assert task["oracle_turns"] == ORACLE_TURNS[task["miniwob_task"]]
         assert task["max_turns"] == full_budget(task["oracle_turns"])
@@ -101,26 +109,37 @@ def test_missing_package_names_the_extra(monkeypatch):
         gym.make("budgetgym/MiniWoB-v0")
 
 
-def test_failure_states_cover_both_splits_and_both_kinds_and_the_oracle_recovers():
-    """The shipped states: each kind on each split; two of them restored in the browser, where the
-    page shows the mistake's effect and the oracle still solves the task within its full budget."""
+def test_failure_states_cover_both_splits_and_both_kinds_and_the_oracle_recovers(shared_env):
+    """The shipped states: over a hundred, several instances (episode seeds) of a task, each kind
+    on each split; two of them restored in the browser, where the page shows the mistake's effect
+    and the oracle still solves the task within its full budget."""
     from budgetgym.wrappers import ErrorInjection
 
-    env = make_or_skip("budgetgym/MiniWoB-v0", split="test")
-    try:
-        states = env.unwrapped.failure_states()
-        splits = {task.id: task.split for task in env.unwrapped.all_tasks}
-        assert {(splits[s["task_id"]], s["kind"]) for s in states} == {
-            (split, kind) for split in ("train", "test") for kind in ("wrong_click", "idle_click")}
-        assert len({s["id"] for s in states}) == len(states)
-        injected = ErrorInjection(env)
-        for kind in ("wrong_click", "idle_click"):
-            state = next(s for s in states if s["kind"] == kind and splits[s["task_id"]] == "test")
-            observation, info = env.reset(options={"snapshot": state["snapshot"]})
-            assert info["task_id"] == state["task_id"] and "The episode is over" not in observation
-            result = rollout(env, "oracle", start=(observation, info))
-            assert result.success
-        observation, info = injected.reset(seed=0)
-        assert info["task_id"] in {t for t, split in splits.items() if split == "test"}
-    finally:
-        env.close()
+    env = shared_env
+    states = env.unwrapped.failure_states()
+    splits = {task.id: task.split for task in env.unwrapped.all_tasks}
+    assert len(states) >= 100 and len({s["snapshot"]["seed"] for s in states}) >= 5
+    assert {(splits[s["task_id"]], s["kind"]) for s in states} == {
+        (split, kind) for split in ("train", "test") for kind in ("wrong_click", "idle_click")}
+    assert len({s["id"] for s in states}) == len(states)
+    injected = ErrorInjection(env, split="test")
+    for kind, seed in (("wrong_click", 0), ("idle_click", 3)):
+        state = next(s for s in states if s["kind"] == kind and splits[s["task_id"]] == "test"
+                     and s["snapshot"]["seed"] == seed)
+        observation, info = env.reset(options={"snapshot": state["snapshot"]})
+        assert info["task_id"] == state["task_id"] and "The episode is over" not in observation
+        result = rollout(env, "oracle", start=(observation, info))
+        assert result.success
+    observation, info = injected.reset(seed=0)
+    assert info["task_id"] in {t for t, split in splits.items() if split == "test"}
+
+
+def test_an_instance_with_nothing_to_do_is_drawn_again(shared_env):
+    """click-checkboxes-transfer's seed 0 draws "Select nothing and click Submit" (clicking every
+    box twice, or Submit alone, won it): the env draws another instance from that seed, the same
+    one every time, so a replay meets the same page."""
+    options = {"task_id": "miniwob/click-checkboxes-transfer"}
+    observation, _ = shared_env.reset(seed=0, options=options)
+    assert not observation.startswith("Task: Select nothing") and observation.startswith("Task: Select ")
+    again, _ = shared_env.reset(seed=0, options=options)
+    assert again == observation

@@ -4,12 +4,19 @@ Description:
     An adapter to MiniWoB++ from the installed ``miniwob`` package: its task pages run in a real,
     headless Chromium driven by ChromeDriver (Debian's ``chromium`` and ``chromium-driver``), and
     MiniWoB's own JavaScript generates each episode's instance from the episode seed and judges it.
-    Thirty-three tasks are supported, those with a known-good oracle (``oracles.ORACLES``), from one
-    click (click-test, click-button, click-dialog-2, unicode-test, email-inbox-delete) through forms
-    (enter-text-2, login-user-popup, multi-orderings, multi-layouts) and menus, tabs, sections and
-    trees to explore (social-media, click-tab-2-hard, click-collapsible-2-nodelay, navigate-tree) to
-    up to thirteen clicks (click-checkboxes-large). The train split holds 21; the test split 12,
-    mostly MiniWoB's transfer and harder variants of tasks trained on (``generate.TEST_TASKS``).
+    Thirty-one tasks are supported, those with a known-good oracle (``oracles.ORACLES``): one
+    right choice among several (click-link, click-dialog-2, focus-text-2, email-inbox-delete, where
+    a wrong click ends the episode), forms (enter-text-2, login-user-popup, multi-orderings,
+    multi-layouts), pages to read and answer by typing (simple-arithmetic, simple-algebra, find-word,
+    text-transform, copy-paste), and menus, tabs, sections and trees to explore (social-media,
+    click-tab-2-hard, click-collapsible-2-nodelay, navigate-tree) up to thirteen clicks
+    (click-checkboxes-large). Tasks that any click order solves are left out (click-test,
+    click-test-2, click-test-transfer, click-dialog, focus-text: their one control, or the right
+    one first in the page; click-button and unicode-test: often a single button), and an instance
+    whose answer is the page as it loads ("Select nothing and click Submit") is drawn again from a
+    seed derived from the episode's (``oracles.TRIVIAL_INSTANCE``): clicking everything won them.
+    The train split holds 18; the test split 13, mostly MiniWoB's transfer and harder variants of
+    tasks trained on (``assets.TEST_TASKS``).
     The task is chosen by a keyword:
     ``gym.make("budgetgym/MiniWoB-v0", task="login")`` keeps the tasks whose name contains it (an
     exact name wins); task ids are ``miniwob/<name>``. One browser serves all the episodes of an
@@ -42,9 +49,9 @@ Termination:
 
 Registered Configurations:
     ``budgetgym/MiniWoB-v0``: the thirty-three tasks (or those of ``task=KEYWORD``), on the train
-    and test splits; curated failure states (``wrong_click``: another checkbox, tab, folder or field
-    than the oracle's; ``idle_click``: a click on mere text) on both, from
-    ``python -m budgetgym.envs.miniwob.generate``. Needs
+    and test splits; 108 curated failure states (``wrong_click``: another checkbox, tab, folder or
+    field than the oracle's; ``idle_click``: a click on mere text) on both, at five episode seeds
+    (instances) of each task, from ``python -m budgetgym.envs.miniwob.assets``. Needs
     ``pip install 'budgetgym[web]'`` (the ``miniwob`` package) and Chromium with its driver
     (``apt-get install chromium chromium-driver``); ``MINIWOB_CHROME_BINARY`` and
     ``MINIWOB_CHROMEDRIVER`` are set to Debian's paths when unset. Without them ``gym.make`` raises
@@ -67,12 +74,13 @@ from typing import Any, Sequence
 from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TextEnv, ToolCall, load_tasks
 from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.miniwob import mistakes
-from budgetgym.envs.miniwob.oracles import ORACLES
+from budgetgym.envs.miniwob.oracles import ORACLES, TRIVIAL_INSTANCE
 from budgetgym.envs.miniwob.tools import TOOLS
 
 _CHROME_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 _SKIPPED_TAGS = frozenset({"body"})
 _QUIT_WAIT_S = 5.0
+_REDRAWS, _REDRAW_STEP = 16, 1_000_003  # a trivial instance is drawn again from a seed derived from the episode's
 
 
 def _descendants(pid: int) -> list[int]:
@@ -334,13 +342,20 @@ class MiniWoBEnv(TextEnv):
     # ------------------------------------------------------------------ episode
 
     def _load_task(self, task: Task, seed: int) -> str:
+        name = task["miniwob_task"]
         try:
-            browser = self._open(task["miniwob_task"])
+            browser = self._open(name)
             observation, _ = browser.reset(seed=seed)
         except Exception:  # a browser that died since the last episode: a fresh one, once
             self._close_browser()
-            browser = self._open(task["miniwob_task"])
+            browser = self._open(name)
             observation, _ = browser.reset(seed=seed)
+        trivial = TRIVIAL_INSTANCE.get(name)
+        for draw in range(1, _REDRAWS + 1):
+            if trivial is None or not trivial(dict(observation["fields"])):
+                break
+            # the same seed always leads to the same draw, so a replay meets the same page
+            observation, _ = browser.reset(seed=(seed + draw * _REDRAW_STEP) % 2**31)
         self.page = Page(browser, observation)
         self.last_error = None
         return self.page.render()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+from budgetgym.envs.miniwob.tools.type import MAX_TEXT
+
 Element = Mapping[str, Any]
 Call = tuple[str, dict[str, Any]]
 
@@ -29,9 +31,11 @@ def _button(elements: Sequence[Element], text: str | None = None) -> Element | N
 
 
 def _fill(element: Element | None, text: str) -> Call | None:
+    """Type ``text`` into the field; typing appends, so a longer text goes in parts of the limit."""
     if element is None or element["value"] == text:
         return None
-    return ("type", {"ref": element["ref"], "text": text})
+    done = element["value"] if text.startswith(element["value"]) else ""
+    return ("type", {"ref": element["ref"], "text": text[len(done):][:MAX_TEXT]})
 
 
 def _label_inputs(elements: Sequence[Element]) -> list[tuple[str, Element]]:
@@ -41,12 +45,6 @@ def _label_inputs(elements: Sequence[Element]) -> list[tuple[str, Element]]:
             if e["ref"] > 0 and e["tag"] in ("input_checkbox", "input_radio")]
 
 
-def click_test(elements, fields):
-    return _click(_button(elements))
-
-
-def click_button(elements, fields):
-    return _click(_button(elements, fields["target"]))
 
 
 def click_link(elements, fields):
@@ -60,9 +58,6 @@ def click_tab(elements, fields):
 def click_dialog(elements, fields):
     return _click(_first(elements, lambda e: "ui-dialog-titlebar-close" in e["classes"].split()))
 
-
-def focus_text(elements, fields):
-    return _click(_first(elements, lambda e: e["tag"] == "input_text"))
 
 
 def enter_text(elements, fields):
@@ -178,9 +173,6 @@ def navigate_tree(elements, fields):
     return _click(_first(elements, _has_class("expandable-hitarea")))
 
 
-def unicode_test(elements, fields):
-    return _click(_button(elements, fields["target"]))
-
 
 def _field_labels(elements: Sequence[Element]) -> list[tuple[str, Element]]:
     """(label, text field) for each text field: the text of the nearest ancestor that has any, lower-cased."""
@@ -273,25 +265,86 @@ def _inside(elements: Sequence[Element], ancestor: Element, test: Callable[[Elem
     return None
 
 
+def _by_id(elements: Sequence[Element], name: str) -> Element | None:
+    return _first(elements, lambda e: e["id"] == name)
+
+
+def _submit(elements: Sequence[Element]) -> Element | None:
+    return _by_id(elements, "subbtn") or _button(elements, "Submit")
+
+
+def simple_arithmetic(elements, fields):
+    """``a op b =`` (op one of +, -, x) read off the page, its value typed, then Submit."""
+    problem = _by_id(elements, "math-problem")
+    if problem is None:
+        return None
+    a, op, b = problem["text"].split()[:3]
+    value = {"+": int(a) + int(b), "-": int(a) - int(b), "x": int(a) * int(b)}[op]
+    return _fill(_by_id(elements, "math-answer"), str(value)) or _click(_submit(elements))
+
+
+def simple_algebra(elements, fields):
+    """``x op d = n`` or ``d op x = n`` solved for x, typed, then Submit."""
+    problem = _by_id(elements, "math-problem")
+    if problem is None:
+        return None
+    left, op, right, _, result = problem["text"].split()[:5]
+    n = int(result)
+    if left == "x":
+        value = n - int(right) if op == "+" else n + int(right)
+    else:
+        value = n - int(left) if op == "+" else int(left) - n
+    return _fill(_by_id(elements, "math-answer"), str(value)) or _click(_submit(elements))
+
+
+def text_transform(elements, fields):
+    """The skewed letters of the captcha, one element each, typed in order, then Submit."""
+    captcha = _by_id(elements, "captcha")
+    if captcha is None:
+        return None
+    text = "".join(e["text"] for e in elements if e["parent"] == captcha["ref"])
+    return _fill(_by_id(elements, "tt"), text) or _click(_submit(elements))
+
+
+def find_word(elements, fields):
+    """The paragraph's n-th word without its punctuation, typed, then Submit."""
+    paragraph = _first(elements, lambda e: e["tag"] == "p")
+    if paragraph is None:
+        return None
+    words = paragraph["text"].split()
+    index = int(fields["target"]) - 1
+    if not 0 <= index < len(words):
+        return None
+    word = "".join(c for c in words[index] if c.isascii() and c.isalpha())
+    return _fill(_by_id(elements, "answer-input"), word) or _click(_submit(elements))
+
+
+def copy_paste(elements, fields):
+    """The text area's text typed into the text field, then Submit."""
+    source = _by_id(elements, "to-copy")
+    if source is None:
+        return None
+    return _fill(_by_id(elements, "answer-input"), source["value"]) or _click(_submit(elements))
+
+
 ORACLES: Mapping[str, Callable[[Sequence[Element], Mapping[str, str]], Call | None]] = {
-    "click-test": click_test, "click-test-2": click_button, "click-button": click_button,
-    "click-link": click_link, "click-tab": click_tab, "click-dialog": click_dialog, "focus-text": focus_text,
+    "click-link": click_link, "click-tab": click_tab, "click-dialog-2": click_dialog_2,
     "enter-text": enter_text, "enter-password": enter_password, "login-user": login_user,
     "click-checkboxes": click_checkboxes, "click-option": click_option,
-    "click-test-transfer": click_button, "click-checkboxes-large": click_checkboxes,
-    "click-checkboxes-transfer": click_checkboxes, "click-dialog-2": click_dialog_2,
+    "click-checkboxes-large": click_checkboxes, "click-checkboxes-transfer": click_checkboxes,
     "click-tab-2": click_tab_2, "click-tab-2-easy": click_tab_2, "click-tab-2-medium": click_tab_2,
     "click-tab-2-hard": click_tab_2,
     "click-collapsible-nodelay": click_collapsible,
     "click-collapsible-2-nodelay": click_collapsible_2, "click-widget": click_widget, "focus-text-2": focus_text_2,
     "enter-text-2": enter_text_2, "enter-text-dynamic": enter_text, "login-user-popup": login_user_popup,
-    "navigate-tree": navigate_tree, "unicode-test": unicode_test, "multi-orderings": movie_search,
+    "navigate-tree": navigate_tree, "multi-orderings": movie_search,
     "multi-layouts": movie_search, "email-inbox-delete": email_inbox_delete, "social-media": social_media,
+    "simple-arithmetic": simple_arithmetic, "simple-algebra": simple_algebra, "text-transform": text_transform,
+    "find-word": find_word, "copy-paste": copy_paste,
 }
 
 ORACLE_TURNS: Mapping[str, int] = {
-    "click-test": 1, "click-test-2": 1, "click-button": 1, "click-link": 1, "click-tab": 1, "click-dialog": 1,
-    "focus-text": 1, "enter-text": 2, "enter-password": 3, "login-user": 3,
+    "click-link": 1, "click-tab": 1, "enter-text": 2, "enter-password": 3, "login-user": 3,
     "click-checkboxes": 7,  # up to six boxes to tick, then Submit
     "click-option": 2,
     # Several steps each (boxes to tick, tabs, sections and folders to open, forms to fill) ...
@@ -306,8 +359,18 @@ ORACLE_TURNS: Mapping[str, int] = {
     "enter-text-2": 2, "enter-text-dynamic": 2,
     "login-user-popup": 5,  # the popup dismissed, a field typed again
     "multi-orderings": 4, "multi-layouts": 4,  # three fields, then Submit
+    # Read, work out, type, then Submit.
+    "simple-arithmetic": 2, "simple-algebra": 2, "text-transform": 2, "find-word": 2,
+    "copy-paste": 3,  # a text of up to two typing limits (64 characters a call), then Submit
     # ... then one click on the right element.
-    "click-test-transfer": 1, "click-dialog-2": 1, "click-tab-2-easy": 1,
+    "click-dialog-2": 1, "click-tab-2-easy": 1,
     "click-tab-2-medium": 1,  # the second tab is the answer when the first lacks the link
-    "click-widget": 1, "focus-text-2": 1, "unicode-test": 1, "email-inbox-delete": 1,
+    "click-widget": 1, "focus-text-2": 1, "email-inbox-delete": 1,
+}
+
+#: Instances whose answer is the page as it loads ("Select nothing and click Submit"): any agent
+#: that clicks Submit, or every box twice, wins them, so the env draws another instance instead.
+TRIVIAL_INSTANCE: Mapping[str, Callable[[Mapping[str, str]], bool]] = {
+    name: (lambda fields: not any(key.startswith("target") for key in fields))
+    for name in ("click-checkboxes", "click-checkboxes-large", "click-checkboxes-transfer")
 }

@@ -1,15 +1,18 @@
-"""Writes ``budgetgym/assets/miniwob/tasks.jsonl`` (one task per supported MiniWoB++ task) and
-``budgetgym/assets/miniwob/failure_states.jsonl`` (the curated failure states).
+"""Rebuilds MiniWoB-v0's shipped data: ``budgetgym/assets/miniwob/tasks.jsonl`` (one task per
+supported MiniWoB++ task) and ``budgetgym/assets/miniwob/failure_states.jsonl`` (the curated
+failure states). The family's one data command:
 
-``python -m budgetgym.envs.miniwob.generate``. MiniWoB's own JavaScript draws each episode's
+    python -m budgetgym.envs.miniwob.assets [--tasks-only]
+
+MiniWoB's own JavaScript draws each episode's
 instance from the episode seed, so a task is a MiniWoB task name; its full budget comes from the
 longest oracle solution (``oracles.ORACLE_TURNS``). The test split holds MiniWoB's transfer and
 harder variants of tasks whose base form is in training (click-checkboxes-transfer beside
 click-checkboxes, click-tab-2-hard beside click-tab-2, multi-layouts beside multi-orderings, ...)
 and a few tasks of their own. The failure states need the browser (each is the oracle's trajectory
-with one mistake, kept when the oracle still recovers, built by :mod:`budgetgym.core.failures`;
-a few minutes):
-``--tasks-only`` rewrites the task list alone.
+with one mistake, kept when the oracle still recovers within the full budget, built by
+:mod:`budgetgym.core.failures` at each of the episode seeds ``TRAJECTORY_SEEDS``, so each task gives
+a state per kind and instance; several minutes); ``--tasks-only`` rewrites the task list alone.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ from budgetgym.envs.miniwob.oracles import ORACLE_TURNS
 TASKS_PATH = ASSETS / "miniwob" / "tasks.jsonl"
 FAILURES_PATH = ASSETS / "miniwob" / "failure_states.jsonl"
 ENV_ID = "budgetgym/MiniWoB-v0"
+TRAJECTORY_SEEDS = range(5)  # the episode seeds the failure states are built at (seed 0's keep their old ids)
 TEST_TASKS = frozenset({
-    "click-test-transfer", "click-checkboxes-transfer", "click-tab-2-hard", "click-collapsible-2-nodelay",
-    "click-dialog-2", "focus-text-2", "enter-text-dynamic", "enter-password", "login-user-popup",
-    "multi-layouts", "click-option", "social-media",
+    "click-checkboxes-transfer", "click-tab-2-hard", "click-collapsible-2-nodelay", "click-dialog-2",
+    "focus-text-2", "enter-text-dynamic", "enter-password", "login-user-popup", "multi-layouts", "click-option",
+    "social-media", "simple-algebra", "text-transform",
 })
 
 
@@ -40,20 +44,32 @@ def tasks() -> list[dict]:
 
 
 def generate_failure_states(seed: int = 0) -> list[dict[str, Any]]:
-    """As many failure states as the tasks give: per split and kind, one per task where the kind fits
-    (MiniWoB has a few dozen tasks, each with one trajectory, so no task is left out for balance)."""
+    """As many failure states as the tasks give: per episode seed, split and kind, one per task where
+    the kind fits (MiniWoB has a few dozen tasks, so no task is left out for balance; each seed is
+    another instance of every task, drawn by MiniWoB's JavaScript)."""
     import gymnasium as gym
 
+    from budgetgym.core import SnapshotError
     from budgetgym.core.failures import build_failure_states
 
     env = gym.make(ENV_ID)
+    states = []
     try:
         task_set = env.unwrapped.all_tasks
-        return [state for split in ("train", "test") for kind in env.unwrapped.failure_kinds
-                for state in build_failure_states(env, task_set.select(split), len(task_set), seed=seed,
-                                                  namespace="budgetgym-miniwob-failures", kinds=(kind,))]
+        for trajectory_seed in TRAJECTORY_SEEDS:
+            for split in ("train", "test"):
+                for kind in env.unwrapped.failure_kinds:
+                    for task in task_set.select(split):
+                        try:
+                            states += build_failure_states(env, [task], 1, seed=seed, kinds=(kind,),
+                                                           namespace="budgetgym-miniwob-failures",
+                                                           trajectory_seed=trajectory_seed)
+                        except SnapshotError as err:
+                            # a page with a timer (login-user-popup's popup) need not replay the same
+                            print(f"skipped {task.id} {kind} at seed {trajectory_seed}: {err}", file=sys.stderr)
     finally:
         env.close()
+    return states
 
 
 def main(argv: list[str] | None = None) -> int:
