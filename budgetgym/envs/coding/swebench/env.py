@@ -68,6 +68,7 @@ from budgetgym.envs.coding.workspace import SandboxWorkspace
 TOOLS = tool_map(RUN_COMMAND, VIEW_FILE, SEARCH, REPLACE_IN_FILE, CREATE_FILE, SUBMIT)
 PATCH_FILE = "/budgetgym-model.patch"  # not under /tmp: a tmpfs there hides archive uploads
 APPLY_MARKER = "BUDGETGYM_GOLD_PATCH"
+_BUILT_FAILURE_STATES: dict[tuple[tuple[str, ...], str], tuple[Mapping[str, Any], ...]] = {}
 
 
 class InstancesMissing(FileNotFoundError):
@@ -261,7 +262,6 @@ class SWEBenchEnv(TextEnv):
                                    "(JSON, JSON lines or parquet)")
         records = [task_record(instance, max_turns) for instance in load_instances(path)]
         self._arguments = {"instances": path, "max_turns": max_turns, "limits": limits, "output_limit": output_limit}
-        self._built_failure_states: tuple[Mapping[str, Any], ...] | None = None
         super().__init__(split=split, task_ids=task_ids, tasks=TaskSet(records), reward_mode=reward_mode,
                          render_mode=render_mode)
         from budgetgym.envs.coding.sandbox.docker_backend import docker_client
@@ -356,8 +356,10 @@ class SWEBenchEnv(TextEnv):
         """Failure states of these instances, built on first use (SWE-bench data is the user's, so
         none are shipped): per split and kind, one per instance where the kind fits its gold patch,
         from the core's builder in a second env of the same instances (this one's episode is left
-        alone); each keeps only mistakes the oracle recovers from within the full budget."""
-        if self._built_failure_states is None:
+        alone); each keeps only mistakes the oracle recovers from within the full budget. Built once
+        per process for the same instance file (by its content) and budget."""
+        key = (tuple(task.fingerprint for task in self.all_tasks), repr(self.limits))  # budgets are in the records
+        if key not in _BUILT_FAILURE_STATES:
             from budgetgym.core.failures import build_failure_states
 
             builder = SWEBenchEnv(**self._arguments, split=None)
@@ -371,10 +373,10 @@ class SWEBenchEnv(TextEnv):
                                    if mistakes.altered_patch(task["instance"].get("patch") or "", kind) is not None]
                         states += build_failure_states(builder, fitting, len(fitting), seed=0,
                                                        namespace="budgetgym-swebench-failures", kinds=(kind,))
-                self._built_failure_states = tuple(states)
+                _BUILT_FAILURE_STATES[key] = tuple(states)
             finally:
                 builder.close()
-        return self._built_failure_states
+        return _BUILT_FAILURE_STATES[key]
 
     def _oracle(self) -> Action | None:
         instance = self.task["instance"]
