@@ -643,9 +643,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                                 f"{len(transcript)} turns")
         if len(transcript) > task.max_turns:
             raise SnapshotError(f"corrupt snapshot: {len(transcript)} turns exceed the task's budget of {task.max_turns}")
+        observation_limit, action_limit = self.max_observation_length, max(self.max_action_length, _MAX_RECORDED_ACTION)
         too_long = next((n for n, (a, o) in enumerate(transcript, 1)
-                         if len(o) > self.max_observation_length
-                         or len(a) > max(self.max_action_length, _MAX_RECORDED_ACTION)), None)
+                         if len(o) > observation_limit or len(a) > action_limit), None)
         if too_long is not None:
             raise SnapshotError(f"corrupt snapshot: turn {too_long} is longer than this env can produce")
         first = snap["first_observation"]

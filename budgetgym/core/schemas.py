@@ -73,13 +73,18 @@ class SchemaValidator:
 
 
 _VALIDATORS: dict[str, SchemaValidator] = {}
+_BY_IDENTITY: dict[int, tuple[Mapping[str, Any], SchemaValidator]] = {}
 _LOCK = threading.Lock()
 _KEPT = 4096  # distinct schemas kept per process (tools, and one state schema per task at most)
 
 
 def validator_for(schema: Mapping[str, Any]) -> SchemaValidator:
     """The process's one :class:`SchemaValidator` of ``schema`` (checked and compiled on first use;
-    raises ``jsonschema.SchemaError`` for an invalid schema)."""
+    raises ``jsonschema.SchemaError`` for an invalid schema). A schema object met before is found
+    by identity, without serialising it (a schema is not changed once in use)."""
+    same = _BY_IDENTITY.get(id(schema))
+    if same is not None and same[0] is schema:
+        return same[1]
     key = json.dumps(schema, sort_keys=True, default=repr)
     found = _VALIDATORS.get(key)
     if found is None:
@@ -90,6 +95,10 @@ def validator_for(schema: Mapping[str, Any]) -> SchemaValidator:
                 if len(_VALIDATORS) >= _KEPT:  # generated task sets: one schema per task, unbounded
                     _VALIDATORS.pop(next(iter(_VALIDATORS)))
                 _VALIDATORS[key] = found
+    with _LOCK:
+        if len(_BY_IDENTITY) >= _KEPT:
+            _BY_IDENTITY.pop(next(iter(_BY_IDENTITY)))
+        _BY_IDENTITY[id(schema)] = (schema, found)  # the schema held, so its id is not reused
     return found
 
 

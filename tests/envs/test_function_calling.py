@@ -18,12 +18,12 @@ import budgetgym  # noqa: F401  (registers the ids)
 from budgetgym.core import MAX_CALLS_PER_STEP, SnapshotError, TaskSet, ToolCall, load_failure_states, load_tasks, rollout, write_jsonl
 from budgetgym.core.tasks import ASSETS
 from budgetgym.envs.function_calling import FunctionCallingEnv
-from budgetgym.envs.function_calling.assets import FAILURES_PER_KIND, shipped_tasks
+from budgetgym.envs.function_calling.assets import main as assets_main, shipped_failure_states, shipped_tasks
 from budgetgym.envs.function_calling.calendar.generator import clock_spellings, date_spellings
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.core.failures import oracle_plan
-from budgetgym.envs.function_calling.failures import KINDS, generate_failure_states
-from budgetgym.envs.function_calling.generate import generate_tasks, main as generate_main
+from budgetgym.envs.function_calling.mistakes import KINDS
+from budgetgym.envs.function_calling.generate import LONG_MIN_BUDGET, LONG_MIN_USER_TURNS, generate_tasks
 from budgetgym.envs.function_calling.env import OBJECTION
 from budgetgym.envs.function_calling.scoring import declines, has_fact
 
@@ -72,7 +72,7 @@ def test_assets_are_byte_identical_to_what_their_generators_write(tmp_path):
     folder = ASSETS / "function_calling"
     write_jsonl(tmp_path / "tasks.jsonl", shipped_tasks())
     assert (tmp_path / "tasks.jsonl").read_bytes() == (folder / "tasks.jsonl").read_bytes()
-    write_jsonl(tmp_path / "failure_states.jsonl", generate_failure_states(TASKS, FAILURES_PER_KIND))
+    write_jsonl(tmp_path / "failure_states.jsonl", shipped_failure_states(TASKS))
     assert (tmp_path / "failure_states.jsonl").read_bytes() == (folder / "failure_states.jsonl").read_bytes()
 
 
@@ -83,6 +83,21 @@ def test_tasks_cover_the_request_types():
     assert sum(len(turn["lookups"]) >= 1 for turn in turns) >= 50  # information from a result first
     assert sum(len(task["turns"]) >= 3 for task in TASKS) >= 50  # real conversations
     assert any(len(task["tools"]) < len(DOMAINS[task["domain"]].tools) for task in TASKS)  # a tool is missing
+
+
+def test_long_conversations_on_both_splits_with_failure_states():
+    # Long horizons (issue 22): conversations of 8+ user turns with full budgets of 30+, in every
+    # domain and split, and failure states on them in both splits.
+    long = [task for task in TASKS if task["source"] == "generated-long"]
+    assert len(long) >= 40
+    for task in long:
+        assert len(task["turns"]) >= LONG_MIN_USER_TURNS == 8 and task.max_turns >= LONG_MIN_BUDGET == 30, task.id
+    assert {(task["domain"], task.split) for task in long} == {(d, s) for d in DOMAINS for s in ("train", "test")}
+    ids = {task.id: task.split for task in long}
+    states = [state for state in FAILURES if state["task_id"] in ids]
+    assert {ids[state["task_id"]] for state in states} == {"train", "test"}
+    assert {state["kind"] for state in states if ids[state["task_id"]] == "test"} == set(KINDS)
+    assert len(states) >= 30
 
 
 # ---------------------------------------------------------------------------- oracle
@@ -532,7 +547,7 @@ def test_generators_are_reproducible(tmp_path):
     assert generate_tasks(seed=5, n=4) == first[:4]  # task i does not depend on n
     assert [t["initial_state"] for t in generate_tasks(seed=6, n=4)] != [t["initial_state"] for t in first[:4]]
     for name in ("a.jsonl", "b.jsonl"):
-        assert generate_main(["--seed", "5", "--n", "12", "--out", str(tmp_path / name)]) == 0
+        assert assets_main(["--seed", "5", "--n", "12", "--out", str(tmp_path / name)]) == 0
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     assert [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()] == \
         [json.loads(json.dumps(t)) for t in first]

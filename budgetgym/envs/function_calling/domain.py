@@ -18,6 +18,9 @@ from budgetgym.core import Tool, ToolCall
 if TYPE_CHECKING:  # drafting imports this module
     from budgetgym.envs.function_calling.drafting import Draft
 
+#: How many request kinds a generated conversation draws by default (lowest, highest).
+REQUESTS = (2, 3)
+
 
 @dataclass(frozen=True)
 class Mistakes:
@@ -48,7 +51,8 @@ class Domain:
             user exactly when their projections are equal.
         plan: the repair planner: from a state and a target projection, the next call that brings
             the state closer to the target, or None when they already agree.
-        generate: draws one task draft from a ``random.Random`` (see ``generate.py``).
+        generate: draws one task draft from a ``random.Random`` and how many request kinds to
+            draw, (lowest, highest) (see ``generate.py``).
         mistakes: hooks for the failure-state generator.
     """
 
@@ -58,5 +62,5 @@ class Domain:
     tools: Mapping[str, Tool]
     project: Callable[[Mapping[str, Any]], dict[str, Any]]
     plan: Callable[[Mapping[str, Any], Mapping[str, Any], Collection[str]], ToolCall | None]
-    generate: Callable[[random.Random], Draft]
+    generate: Callable[[random.Random, tuple[int, int]], Draft]
     mistakes: Mistakes

@@ -68,10 +68,10 @@ Termination:
 Registered Configurations:
     ``budgetgym/FunctionCalling-v0``: every shipped task of both splits (``split="train"`` or
     ``"test"`` to choose one). The shipped tasks are a hand-written curated set plus seeded generated
-    ones, and ``failure_states.jsonl`` holds curated failure states (five kinds of mistake) for
-    ``ErrorInjection``; ``python -m budgetgym.envs.function_calling.assets`` rebuilds both. For more
-    tasks, ``python -m budgetgym.envs.function_calling.generate --seed 0 --n 5000 --out tasks.jsonl``
-    and ``gym.make(..., tasks=TaskSet(read_jsonl(path)))``.
+    ones, and ``failure_states.jsonl`` holds curated failure states (five kinds of mistake, in
+    ``mistakes.py``) for ``ErrorInjection``; ``python -m budgetgym.envs.function_calling.assets``
+    rebuilds both. For more tasks, ``python -m budgetgym.envs.function_calling.assets --generate
+    --seed 0 --n 5000 --out tasks.jsonl`` and ``gym.make(..., tasks=TaskSet(read_jsonl(path)))``.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ from typing import Any, Mapping, Sequence
 from budgetgym.core import MAX_CALLS_PER_STEP, Action, ActionError, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
 from budgetgym.core.state import copy_state
 from budgetgym.core.tools import ToolError
-from budgetgym.envs.function_calling import failures
+from budgetgym.envs.function_calling import mistakes
 from budgetgym.envs.function_calling.batching import layers, leaves, shown, unseen_value
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
@@ -137,6 +137,8 @@ def _seen_fact(fact: str | list[str], parts: list[str], numbers: set[float]) -> 
 
 
 _NUMERIC = re.compile(r"-?\d+(?:\.\d+)?")
+#: How the core ends an observation it cut to the observation space (``TextEnv._fit``).
+_TRUNCATED = "\n[truncated]"
 
 
 class FunctionCallingEnv(TextEnv):
@@ -146,8 +148,8 @@ class FunctionCallingEnv(TextEnv):
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
     max_calls_per_turn = MAX_CALLS_PER_STEP  # parallel: independent calls may share a turn
     accepts_messages = True
-    failure_kinds = failures.KINDS
-    state_changing_kinds = failures.STATE_CHANGING
+    failure_kinds = mistakes.KINDS
+    state_changing_kinds = mistakes.STATE_CHANGING
     instructions = (
         "You are an assistant serving a user through tools that act on a service (files, messages, "
         "a calendar or a bank). Call tools to do what the user asks; tool results come back as "
@@ -195,6 +197,7 @@ class FunctionCallingEnv(TextEnv):
         self._tool_sets: dict[str, dict[str, Tool]] = {}
         self._turn_checks: dict[tuple[str, int], TurnCheck] = {}  # each user turn's answer check, read once
         self._initial_states: dict[str, bytes] = {}
+        self._replies: dict[str, list[str]] = {}  # per task: the user's reply after each accepted answer
 
     # ------------------------------------------------------------------ TextEnv hooks
 
@@ -357,7 +360,7 @@ class FunctionCallingEnv(TextEnv):
             return _encode({"error": str(err)}), True
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
-        return failures.propose(self, self._domain, kind, plan, rng)  # type: ignore[arg-type]
+        return mistakes.propose(self, self._domain, kind, plan, rng)  # type: ignore[arg-type]
 
     def state_key(self) -> str:
         """The scored projection of the service's state (ids, cwd, read flags and logs left out)."""
@@ -373,6 +376,21 @@ class FunctionCallingEnv(TextEnv):
     def _state_schema(self, task: Task) -> Mapping[str, Any]:
         return state_schema(task["domain"])
 
+    def _count_calls(self, transcript: Sequence[Sequence[str]]) -> int:
+        # Read from the observations, not by parsing every action again (a third of a restore): a
+        # turn of calls is answered with one JSON result a line (the encoder escapes every newline
+        # inside one), a message with the user's words ("User: ..."). Only an observation cut to
+        # the space's limit loses lines: its action is parsed as the core does.
+        count = 0
+        for action, observation in transcript:
+            if observation.startswith(("Invalid action: ", "User:")):
+                continue
+            if observation.endswith(_TRUNCATED):
+                count += super()._count_calls([(action, observation)])
+            else:
+                count += observation.count("\n") + 1
+        return count
+
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
         # The core checked the state against _state_schema; here, what a schema cannot say.
         problem = task_problem(task, state, MAX_CALLS_PER_STEP) or backend_problem(task["domain"], state["backend"])
@@ -385,8 +403,11 @@ class FunctionCallingEnv(TextEnv):
         # Without retry_answers, an objection ends the episode: it can only be the last observation.
         completed = 0
         transcript = self.transcript
+        replies = self._replies.get(task.id)
+        if replies is None:
+            replies = self._replies[task.id] = [self._reply_after(task, done) for done in range(len(turns))]
         for number, (_, observation) in enumerate(transcript, 1):
-            if completed < len(turns) and observation == self._reply_after(task, completed):
+            if completed < len(turns) and observation == replies[completed]:
                 completed += 1
             elif observation.startswith(OBJECTION) and observation != self._objection(turns[min(completed, len(turns) - 1)]):
                 raise SnapshotError(f"corrupt function-calling state: turn {number} holds an objection that this "
@@ -398,12 +419,13 @@ class FunctionCallingEnv(TextEnv):
             raise SnapshotError(f"corrupt function-calling state: user_turn is {state['user_turn']}, but the "
                                 f"transcript completes {completed} user turns")
         self._use_task(task)
-        self._backend = self._domain.backend(copy_state(state["backend"]))  # type: ignore[union-attr]
+        backend, turn_calls = copy_state((state["backend"], state["turn_calls"]))  # one copy of both
+        self._backend = self._domain.backend(backend)  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
         self._tried, self._seen = None, (-1, [], set())
         self._clear_turn_calls()
-        self._turn_calls = copy_state(state["turn_calls"])
+        self._turn_calls = turn_calls
 
     def _state_status(self) -> tuple[bool, bool, float]:
         total = len(self.task["turns"])  # type: ignore[index]

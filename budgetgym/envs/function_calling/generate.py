@@ -1,26 +1,37 @@
-"""Task generation: seeded drafts from every domain, made into task records with oracle-sized budgets.
-
-    python -m budgetgym.envs.function_calling.generate --seed 0 --n 5000 --out tasks.jsonl
+"""Task generation (library code): seeded drafts from every domain, made into task records with
+oracle-sized budgets. ``python -m budgetgym.envs.function_calling.assets --out tasks.jsonl --seed 0
+--n 5000`` writes a task set with it (``assets.py`` is the family's one data command).
 
 The same seed and count give the same tasks, byte for byte: each task draws from its own
 ``random.Random`` seeded by (seed, index), so task i does not depend on how many were asked for.
 Domains take turns (task i is of domain i mod 4); every fifth task is in the test split.
+
+Long conversations (``generate_long_tasks``): eight to ten request kinds of one domain
+(``LONG_REQUESTS``) played one after another on the same service, so that later requests meet what
+earlier ones changed; a draft is kept when it has at least ``LONG_MIN_USER_TURNS`` user turns and a
+full budget of at least ``LONG_MIN_BUDGET`` (the oracle's turns, batched by dependency depth as
+everywhere), else the task's next draw is tried (still seeded by (seed, index, draw)).
 """
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
-from pathlib import Path
 from typing import Any, Sequence
 
-from budgetgym.core import TaskSet, full_budget, rollout, write_jsonl
+from budgetgym.core import TaskSet, full_budget, rollout
 from budgetgym.envs.function_calling.domains import DOMAINS
 from budgetgym.envs.function_calling.drafting import Draft
 
 #: A generous budget used only while measuring the oracle's own turn count.
 _MEASURING_BUDGET = 500
+#: How many request kinds a long conversation draws (lowest, highest).
+LONG_REQUESTS = (8, 10)
+#: A long conversation has at least this many user turns ...
+LONG_MIN_USER_TURNS = 8
+#: ... and at least this full budget (``max_turns``).
+LONG_MIN_BUDGET = 30
+#: Draws tried per long task before the generator gives up (a bug: nearly every draw qualifies).
+_LONG_DRAWS = 50
 
 
 def task_record(draft: Draft, task_id: str, split: str, **extra: Any) -> dict[str, Any]:
@@ -70,17 +81,28 @@ def generate_tasks(seed: int, n: int, domains: Sequence[str] | None = None) -> l
     return records
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n", type=int, default=100, help="how many tasks")
-    parser.add_argument("--out", type=Path, required=True, help="the JSON-lines file to write")
-    parser.add_argument("--domains", nargs="*", choices=sorted(DOMAINS), help="only these domains")
-    args = parser.parse_args(argv)
-    count = write_jsonl(args.out, generate_tasks(args.seed, args.n, args.domains))
-    print(f"wrote {count} tasks to {args.out}", file=sys.stderr)
-    return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def generate_long_tasks(seed: int, n: int, domains: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """``n`` long conversations from ``seed`` (see the module docstring): task i is of domain
+    i mod len(domains), every fifth in the test split."""
+    names = list(domains or DOMAINS)
+    records = []
+    for index in range(n):
+        domain = DOMAINS[names[index % len(names)]]
+        split = "test" if index % 5 == 4 else "train"
+        task_id = f"fc-{domain.name}-long-s{seed}-{index:04d}"
+        for draw in range(_LONG_DRAWS):
+            rng = random.Random(f"budgetgym-fc-long/{seed}/{index}/{draw}")
+            try:
+                draft = domain.generate(rng, LONG_REQUESTS)
+            except RuntimeError:
+                continue  # a request kind that the state earlier requests left cannot hold: draw again
+            if len(draft.turns) < LONG_MIN_USER_TURNS:
+                continue
+            record = task_record(draft, task_id, split, source="generated-long", seed=seed)
+            if record["max_turns"] >= LONG_MIN_BUDGET:
+                records.append(record)
+                break
+        else:
+            raise RuntimeError(f"{task_id}: no long conversation in {_LONG_DRAWS} draws")
+    return records

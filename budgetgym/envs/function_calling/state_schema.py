@@ -105,10 +105,13 @@ def backend_problem(domain: str, state: Mapping[str, Any]) -> str | None:
     """What makes a schema-valid backend state impossible for the service, or None."""
     if domain == "filesystem":
         dirs = set(state["dirs"])
+        normpath = posixpath.normpath
         for path in (*state["dirs"], *state["files"]):
-            if path != "/" and (not path.startswith("/") or "//" in path or posixpath.normpath(path) != path):
+            if path == "/":
+                continue
+            if path[:1] != "/" or "//" in path or normpath(path) != path:
                 return f"the path {path!r} is not absolute and normal"
-            if path != "/" and posixpath.dirname(path) not in dirs:
+            if (path.rpartition("/")[0] or "/") not in dirs:  # posixpath.dirname of a normal absolute path
                 return f"the folder of {path!r} does not exist"
         if "/" not in dirs:
             return "the root folder is missing"

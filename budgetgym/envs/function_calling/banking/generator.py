@@ -1,5 +1,7 @@
 """Seeded task drafts for the bank: three accounts, payees, maybe a pending bill and a few stocks,
-then two to four requests drawn from the kinds below."""
+then requests drawn from the kinds below. ``requests`` is how many kinds (two or three by default;
+eight to ten for a long conversation, ``generate.LONG_REQUESTS``); each kind makes one or two user
+turns."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Callable
 
 from budgetgym.envs.function_calling.banking.backend import Bank, dollars, project
 from budgetgym.envs.function_calling.banking.tools import TOOLS
+from budgetgym.envs.function_calling.domain import REQUESTS
 from budgetgym.envs.function_calling.drafting import Draft
 
 CUSTOMER = "Jordan Avery"
@@ -54,7 +57,7 @@ def random_bank(rng: random.Random) -> dict:
     return state
 
 
-def generate(rng: random.Random) -> Draft:
+def generate(rng: random.Random, requests: tuple[int, int] = REQUESTS) -> Draft:
     draft = Draft("banking", TOOLS, project, Bank, random_bank(rng))
     kinds = list(KINDS)
     if rng.random() < 0.15:
@@ -63,7 +66,7 @@ def generate(rng: random.Random) -> Draft:
         payee = rng.choice(sorted(draft.state["payees"]))
         draft.user(f"Pay {payee} {rng.randint(30, 120)}.00 from checking.")
         draft.reply("Sorry, I can't pay bills here: I don't have a bill payment tool.", decline=True)
-    for kind in rng.sample(kinds, rng.randint(2, 3)):
+    for kind in rng.sample(kinds, min(len(kinds), rng.randint(*requests))):
         kind(rng, draft)
     return draft
 

@@ -1,5 +1,7 @@
-"""Seeded task drafts for the calendar: a working week of meetings, then two to four requests drawn
-from the kinds below. Today is Monday 2025-03-03; requests name days by weekday and date."""
+"""Seeded task drafts for the calendar: a working week of meetings, then requests drawn from the
+kinds below. Today is Monday 2025-03-03; requests name days by weekday and date. ``requests`` is how
+many kinds (two or three by default; eight to ten for a long conversation,
+``generate.LONG_REQUESTS``); each kind makes one or two user turns."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Callable
 
 from budgetgym.envs.function_calling.calendar.backend import Calendar, clock, minutes, project, weekday
 from budgetgym.envs.function_calling.calendar.tools import TOOLS
+from budgetgym.envs.function_calling.domain import REQUESTS
 from budgetgym.envs.function_calling.drafting import Draft
 
 TODAY = "2025-03-03"
@@ -67,9 +70,9 @@ def random_week(rng: random.Random) -> dict:
     return {"today": TODAY, "events": events, "next_id": len(events)}
 
 
-def generate(rng: random.Random) -> Draft:
+def generate(rng: random.Random, requests: tuple[int, int] = REQUESTS) -> Draft:
     draft = Draft("calendar", TOOLS, project, Calendar, random_week(rng))
-    for kind in rng.sample(KINDS, rng.randint(2, 3)):
+    for kind in rng.sample(KINDS, min(len(KINDS), rng.randint(*requests))):
         kind(rng, draft)
     return draft
 

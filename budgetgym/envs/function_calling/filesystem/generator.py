@@ -1,5 +1,7 @@
-"""Seeded task drafts for the file system: a random tree, then two to four requests drawn from the
-kinds below, each played on the draft's backend so later requests see earlier changes."""
+"""Seeded task drafts for the file system: a random tree, then requests drawn from the kinds below,
+each played on the draft's backend so later requests see earlier changes. ``requests`` is how many
+kinds (two or three by default; eight to ten for a long conversation, ``generate.LONG_REQUESTS``);
+each kind makes one or two user turns."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import random
 import re
 from typing import Callable
 
+from budgetgym.envs.function_calling.domain import REQUESTS
 from budgetgym.envs.function_calling.drafting import Draft
 from budgetgym.envs.function_calling.filesystem.backend import FileSystem, project
 from budgetgym.envs.function_calling.filesystem.tools import TOOLS
@@ -64,7 +67,7 @@ def _content(rng: random.Random, token: int) -> str:
     return f"Notes N-{token}: {rng.choice(EXTRA_LINES)}\n"
 
 
-def generate(rng: random.Random) -> Draft:
+def generate(rng: random.Random, requests: tuple[int, int] = REQUESTS) -> Draft:
     draft = Draft("filesystem", TOOLS, project, FileSystem, random_tree(rng))
     kinds = list(KINDS)
     if rng.random() < 0.15:
@@ -72,7 +75,7 @@ def generate(rng: random.Random) -> Draft:
         draft.without_tools("delete")
         kinds = [k for k in kinds if k not in NEEDS_DELETE]
         _delete_without_tool(rng, draft)
-    for kind in rng.sample(kinds, rng.randint(2, 3)):
+    for kind in rng.sample(kinds, min(len(kinds), rng.randint(*requests))):
         kind(rng, draft)
     return draft
 

@@ -1,5 +1,6 @@
-"""Seeded task drafts for the messaging app: a contact list and a mailbox, then two to four
-requests drawn from the kinds below."""
+"""Seeded task drafts for the messaging app: a contact list and a mailbox, then requests drawn from
+the kinds below. ``requests`` is how many kinds (two or three by default; eight to ten for a long
+conversation, ``generate.LONG_REQUESTS``); each kind makes one or two user turns."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import random
 import re
 from typing import Callable
 
+from budgetgym.envs.function_calling.domain import REQUESTS
 from budgetgym.envs.function_calling.drafting import Draft
 from budgetgym.envs.function_calling.messaging.backend import Mailbox, project
 from budgetgym.envs.function_calling.messaging.tools import TOOLS
@@ -67,7 +69,7 @@ def random_mailbox(rng: random.Random) -> dict:
     return {"owner": OWNER, "contacts": contacts, "messages": messages, "next_id": len(messages)}
 
 
-def generate(rng: random.Random) -> Draft:
+def generate(rng: random.Random, requests: tuple[int, int] = REQUESTS) -> Draft:
     draft = Draft("messaging", TOOLS, project, Mailbox, random_mailbox(rng))
     kinds = list(KINDS)
     if rng.random() < 0.15:
@@ -76,7 +78,7 @@ def generate(rng: random.Random) -> Draft:
         name = rng.choice(_people(draft))
         draft.user(f"Send {name} a message saying \"{rng.choice(REPLIES)}\"")
         draft.reply("Sorry, I can't send messages here: I don't have a tool to send them.", decline=True)
-    for kind in rng.sample(kinds, rng.randint(2, 3)):
+    for kind in rng.sample(kinds, min(len(kinds), rng.randint(*requests))):
         kind(rng, draft)
     return draft
 
