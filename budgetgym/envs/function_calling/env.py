@@ -171,6 +171,8 @@ class FunctionCallingEnv(TextEnv):
         "retry-shapes": "budgetgym.eval.exploits.function_calling:RetryShapes",
         "paste-current-turn": "budgetgym.eval.exploits.function_calling:PasteCurrentTurn",
         "paste-all": "budgetgym.eval.exploits.function_calling:PasteAll",
+        # The reference beside them (the work done, every answer "Done."): reported, never flagged.
+        "done-after-work": "budgetgym.eval.exploits.function_calling:DoneAfterWork",
     }
     #: The tools that change nothing the scoring looks at (the exploit probe's read-only sweep).
     read_only_tools = READ_ONLY_TOOLS
