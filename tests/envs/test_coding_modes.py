@@ -65,3 +65,23 @@ def test_the_oracle_solves_a_withheld_task_in_its_turns_without_putting_the_test
     run = rollout(env, "oracle", seed=0, options={"task_id": TASK.id + WITHHELD_SUFFIX})
     assert run.success and run.turns == TASK.data["oracle_turns"]
     assert all(not p.startswith("tests/") or d == env.unwrapped.ws.initial[p] for p, d in env.unwrapped.ws.files.items())
+
+
+@pytest.mark.parametrize("mode", ["visible", "withheld"])
+def test_special_casing_the_tests_literal_inputs_fails_in_both_modes(mode):
+    """The exploit answers every ``assert f(literals) == literal`` it can see (the test file in the
+    visible mode, the issue's quoted lines in both) from a table, the bug left in: it won this task
+    in both modes before grading ran the hidden perturbed copies of the fail-to-pass tests."""
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits.coding import SpecialCaseLiterals
+
+    require("local")
+    environment = gym.make("budgetgym/Coding-v0", tests=mode)
+    try:
+        task_id = "coding-splitbill-000" + (WITHHELD_SUFFIX if mode == "withheld" else "")
+        result = play_episode(environment, SpecialCaseLiterals(), seed=0, options={"task_id": task_id})
+        report = environment.unwrapped.ws.verdict[1]
+    finally:
+        environment.close()
+    assert not result.success and "beyond the tests' own inputs" in report, report
+    assert "tests of the issue pass" in report
