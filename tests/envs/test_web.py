@@ -12,8 +12,8 @@ import pytest
 from budgetgym.core import SnapshotError, rollout
 from budgetgym.core.jsonl import read_jsonl
 from budgetgym.envs.web import WebEnv
-from budgetgym.envs.web import generate
-from budgetgym.envs.web.catalogue import CATEGORIES, Catalogue, generate_products, load_catalogue
+from budgetgym.envs.web import assets, generate
+from budgetgym.envs.web.catalogue import CATEGORIES, PRODUCTS_PATH, load_catalogue
 from budgetgym.envs.web.goal import Goal
 from budgetgym.envs.web.search import tokenize
 
@@ -23,13 +23,16 @@ def env():
     return WebEnv()
 
 
+def singles(env):
+    """The single-item instructions (the shopping lists have their own tests: test_web_lists.py)."""
+    return [t for t in env.tasks if "goals" not in t.data]
+
+
 def test_shipped_assets_are_the_generators_output():
-    products = generate_products(generate.CATALOGUE_SIZE, generate.CATALOGUE_SEED)
-    assert read_jsonl(generate.PRODUCTS_PATH) == [p.to_record() for p in products]
-    catalogue = Catalogue(products)
-    tasks = generate.generate_all(catalogue)
+    products, tasks, failures = assets.build()
+    assert read_jsonl(PRODUCTS_PATH) == products
     assert read_jsonl(generate.TASKS_PATH) == tasks
-    assert read_jsonl(generate.FAILURES_PATH) == generate.generate_failure_states(tasks, catalogue)
+    assert read_jsonl(generate.FAILURES_PATH) == failures
 
 
 def test_catalogue_size_and_shape():
@@ -44,10 +47,10 @@ def test_catalogue_size_and_shape():
 
 
 def test_instructions_and_the_fixed_test_split(env):
-    splits = Counter(t.split for t in env.tasks)
+    splits = Counter(t.split for t in singles(env))
     assert sum(splits.values()) >= 500 and splits["test"] >= 100
     assert len({t.instruction for t in env.tasks}) == len(env.tasks)
-    for task in env.tasks:
+    for task in singles(env):
         goal = Goal.from_record(task["goal"])
         assert goal.options, task.id  # every instruction asks an option: buying blind never scores 1.0
         assert goal.can_meet(env.catalogue[task["target"]])
@@ -56,7 +59,7 @@ def test_instructions_and_the_fixed_test_split(env):
 
 
 def test_oracle_buys_a_full_score_item_for_every_instruction_within_the_budget(env):
-    for task in env.tasks:
+    for task in singles(env) + [t for t in env.tasks if "goals" in t.data][::4]:
         result = rollout(env, "oracle", options={"task_id": task.id})
         assert result.success and result.turns == task.oracle_turns <= task.max_turns, task.id
         assert result.steps[-1].reward == 1.0
@@ -126,7 +129,7 @@ def _top_hit_with_the_asked_options(env):
 @pytest.mark.parametrize("strategy, most", [(_first_result, 0.0), (_cheapest_result, 0.0),
                                             (_top_hit_with_the_asked_options, 0.05)])
 def test_shortcut_strategies_rarely_succeed(env, strategy, most):
-    rewards = [_play(env, t.id, strategy) for t in env.tasks]
+    rewards = [_play(env, t.id, strategy) for t in singles(env)]
     assert sum(r == 1.0 for r in rewards) / len(rewards) <= most
     assert max(rewards) <= 1.0 and min(rewards) >= 0.0
 

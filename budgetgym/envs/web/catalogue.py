@@ -289,5 +289,5 @@ class Catalogue:
 def load_catalogue(path: Path = PRODUCTS_PATH) -> Catalogue:
     """The shipped catalogue (read and indexed once per process)."""
     if not path.exists():
-        raise FileNotFoundError(f"no web shop catalogue at {path}; run `python -m budgetgym.envs.web.generate`")
+        raise FileNotFoundError(f"no web shop catalogue at {path}; run `python -m budgetgym.envs.web.assets`")
     return Catalogue(Product.from_record(r) for r in read_jsonl(path))

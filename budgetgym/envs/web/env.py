@@ -8,13 +8,17 @@ Description:
     one or two option values and a price limit ("i need a machine washable, slim fit shirt, size m,
     in navy, under 30 dollars"). The agent searches (BM25 ranked retrieval over the catalogue),
     reads results pages (ten a page), opens items, selects options and buys. Near-miss products
-    (the same type, one criterion missed) are always in the catalogue. The same shop is served as
-    HTML to a real browser by ``budgetgym serve web`` (``budgetgym.envs.web.server``).
+    (the same type, one criterion missed) are always in the catalogue. Long-horizon tasks are
+    shopping lists (ids ``web-<split>-list-NNNN``): one instruction asks for 4 or 5 such items of
+    distinct product types; an item page then also has ``Add to Cart`` (the cart keeps one line per
+    product type, shown atop every page), and ``Buy Now`` buys the open item with the cart. The
+    same shop is served as HTML to a real browser by ``budgetgym serve web``
+    (``budgetgym.envs.web.server``).
 
 Action Space:
     Text (``UnicodeText``). Bare commands: ``search[query]``, ``click[element]`` (an element is the
     text of a bracketed element on the open page: an item code, an option value, ``Next >``,
-    ``< Prev``, ``< Back``, ``Back to Search``, ``Buy Now``), ``back`` and ``next page``; or the same
+    ``< Prev``, ``< Back``, ``Back to Search``, ``Add to Cart``, ``Buy Now``), ``back`` and ``next page``; or the same
     as tool calls (``search``, ``click``, ``back``, ``next_page``) in any form of the shared parser;
     one call a turn (``max_calls_per_turn = 1``: a second is an invalid action).
     Search works from any page. A click on an element that is not on the page, an empty or
@@ -29,21 +33,27 @@ Observation Space:
 Rewards:
     Buying ends the episode. Its reward (``reward_mode="sparse"``) is the share of the asked
     attributes, option values and price limit that the bought item meets, in [0, 1]; 0 when the
-    product type differs. Options count only when selected on the item page. Success is a reward
-    of 1.0. ``reward_mode="progress"``: the change in ``info["progress"]``, which follows a good
-    path: 0.25 once a results page lists an item that meets everything, 0.5 once such an item is
-    open, up to 0.9 as its asked options are selected, 1.0 on a purchase that meets everything.
-    Progress never decreases.
+    product type differs. Options count only when selected on the item page. A shopping list
+    scores the mean over its items of that share, each on the bought line of its type (0 when
+    none; lines of other types count for nothing). Success is a reward of 1.0.
+    ``reward_mode="progress"``: the change in ``info["progress"]``, a potential of the current
+    state alone (so a step back gives back what the step forward paid, and a loop nets 0): per
+    item, 0.25 while the open results page lists an item that meets it, 0.5 while such an item is
+    open, up to 0.9 as its asked options are selected, and 0.9 once the cart holds it met (the
+    item being shopped for is the first the cart does not meet), averaged over the list's items;
+    1.0 after a purchase that meets everything, 0 after any other.
 
 Termination:
     ``terminated`` on buying (success when the reward is 1.0). ``truncated`` when the task's full
     budget (``max_turns`` = max(6, 2 x the oracle's turns)) or a ``TurnBudget`` cap runs out.
 
 Registered Configurations:
-    ``budgetgym/Web-v0``: 600 instructions (``split="train"``: 500, ``split="test"``: 100, a fixed
-    held-out split), over the shipped catalogue; 150 curated failure states of six kinds for
-    ``ErrorInjection`` (120 on the train split, 30 on the test split).
-    ``python -m budgetgym.envs.web.generate`` rebuilds the catalogue, the instructions and the
+    ``budgetgym/Web-v0``: 800 instructions (``split="train"``: 500 single items and 150 shopping
+    lists, ``split="test"``: 100 and 50, a fixed held-out split), over the shipped catalogue; the
+    single items' oracles take 4-5 turns, the lists' 16-25 (full budgets 32-50); 192 curated
+    failure states of six kinds for ``ErrorInjection`` (150 on the train split, 30 of them on
+    lists; 42 on the test split, 12 of them on lists).
+    ``python -m budgetgym.envs.web.assets`` rebuilds the catalogue, the instructions and the
     failure states from their seeds.
 """
 
@@ -56,8 +66,8 @@ from typing import Any, Sequence
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall
 from budgetgym.envs.web.catalogue import Catalogue, load_catalogue
-from budgetgym.envs.web.goal import Goal
-from budgetgym.envs.web.shop import BACK, BUY, NEXT, Shop, ShopError, render_text
+from budgetgym.envs.web.goal import Goal, Order
+from budgetgym.envs.web.shop import ADD, BUY, Shop, ShopError, render_text
 from budgetgym.envs.web.tools import TOOLS
 
 _BARE = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
@@ -65,8 +75,9 @@ _BACK = frozenset({"back", "go back", "back()"})
 _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
 
-# progress milestones of the good path
+# progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
+READY = OPENED + OPTIONS_SET  # an item that meets the goal, its options set (or in the cart)
 
 
 def _call(name: str, **arguments: str) -> Action:
@@ -91,6 +102,7 @@ class WebEnv(TextEnv):
         "buy-first-result": "budgetgym.eval.exploits.web:BuyFirstResult",
         "buy-cheapest": "budgetgym.eval.exploits.web:BuyCheapest",
         "top-hit-with-options": "budgetgym.eval.exploits.web:TopHitWithOptions",
+        "reopen-and-leave": "budgetgym.eval.exploits.web:ReopenAndLeave",
     }
 
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
@@ -103,19 +115,29 @@ class WebEnv(TextEnv):
         self.shop: Shop | None = None
         #: The shop's refusal of the last action (a click on a missing element, ...), or None.
         self.last_error: str | None = None
-        self._goals: dict[str, Goal] = {}
+        self._orders: dict[str, Order] = {}
 
     # ------------------------------------------------------------------ episode
 
-    def goal(self, task: Task) -> Goal:
-        goal = self._goals.get(task.id)
-        if goal is None:
-            goal = self._goals[task.id] = Goal.from_record(task["goal"])
-        return goal
+    def order(self, task: Task) -> Order:
+        """What ``task`` asks to buy (one goal, or a shopping list)."""
+        order = self._orders.get(task.id)
+        if order is None:
+            order = self._orders[task.id] = Order.from_task(task.data)
+        return order
 
     def new_shop(self, task: Task) -> Shop:
         """A fresh session for ``task`` (the HTTP server makes its sessions here too)."""
-        return Shop(self.catalogue, self.goal(task), task.instruction)
+        return Shop(self.catalogue, self.order(task), task.instruction)
+
+    def shopping_for(self) -> tuple[Goal, str, str]:
+        """The goal being shopped for now, with the task's target product and oracle query for it."""
+        shop, task = self.shop, self.task
+        goal = shop.goal
+        if "goals" not in task.data:
+            return goal, task["target"], task["oracle_query"]
+        index = shop.order.goals.index(goal)
+        return goal, task["targets"][index], task["oracle_queries"][index]
 
     def _load_task(self, task: Task, seed: int) -> str:
         self.last_error = None
@@ -124,27 +146,37 @@ class WebEnv(TextEnv):
 
     def _execute(self, action: Action) -> Outcome:
         shop = self.shop
-        page, history = shop.page, list(shop.history)  # pages are replaced, never changed in place
+        page, history, cart = shop.page, list(shop.history), shop.cart  # replaced, never changed in place
         self.last_error = None
         try:
             for call in action.calls:
                 self.tools[call.name].function(shop, **call.arguments)
         except ShopError as err:
-            shop.page, shop.history = page, history
+            shop.page, shop.history, shop.cart = page, history, cart
             self.last_error = str(err)
             return Outcome(f"{err}\n\n{render_text(shop.view())}")
         observation = render_text(shop.view())
         if shop.done:
             reward = shop.page["reward"]
             solved = reward == 1.0
-            return Outcome(observation, solved=solved, failed=not solved, reward=reward,
-                           progress=1.0 if solved else None)
-        milestone = self.milestone()
-        return Outcome(observation, progress=milestone if milestone > self._progress else None)
+            return Outcome(observation, solved=solved, failed=not solved, reward=reward, progress=self.potential())
+        return Outcome(observation, progress=self.potential())
 
-    def milestone(self) -> float:
-        """How far along the good path the open page is (see Rewards)."""
-        shop, goal = self.shop, self.shop.goal
+    def potential(self) -> float:
+        """How far along the good path the current state is (see Rewards): a function of the state
+        alone, so a step back gives back what the step forward paid."""
+        shop = self.shop
+        if shop.done:
+            return 1.0 if shop.page["reward"] == 1.0 else 0.0
+        order, goal = shop.order, shop.goal
+        lines = shop.lines()
+        done = sum(READY for g in order.goals if order.met(g, lines))
+        if not order.met(goal, lines):
+            done += self._page_milestone(goal)
+        return done / len(order.goals)
+
+    def _page_milestone(self, goal: Goal) -> float:
+        shop = self.shop
         kind = shop.page["kind"]
         if kind == "results":
             catalogue = self.catalogue
@@ -190,17 +222,19 @@ class WebEnv(TextEnv):
     # ------------------------------------------------------------------ oracle
 
     def _oracle(self) -> Action | None:
-        shop, task = self.shop, self.task
-        goal, page, catalogue = shop.goal, shop.page, self.catalogue
+        shop, page = self.shop, self.shop.page
         kind = page["kind"]
         if kind == "done":
             return None
+        goal, _, query = self.shopping_for()
         if kind == "item":
             if goal.can_meet(shop.product):
                 for group, value in goal.options.items():
                     if page["selected"].get(group) != value:
                         return _call("click", element=value)
-                return _call("click", element=BUY)
+                order, lines = shop.order, shop.lines()
+                rest_met = all(order.met(g, lines) for g in order.goals if g is not goal)
+                return _call("click", element=BUY if rest_met else ADD)
             previous = shop.history[-1] if shop.history else None
             if previous is not None and previous["kind"] == "results" and self._best_on(previous) is not None:
                 return _call("back")
@@ -208,15 +242,14 @@ class WebEnv(TextEnv):
             best = self._best_on(page)
             if best is not None:
                 return _call("click", element=best)
-        return _call("search", query=task["oracle_query"])
+        return _call("search", query=query)
 
     def _best_on(self, page: dict[str, Any]) -> str | None:
         """The item to open on a results page: the task's target if listed, else the first that can meet the goal."""
         listed = self.shop.page_results(page)
-        target = self.task["target"]
+        goal, target, _ = self.shopping_for()
         if target in listed:
             return target
-        goal = self.shop.goal
         return next((pid for pid in listed if goal.can_meet(self.catalogue[pid])), None)
 
     # ------------------------------------------------------------------ snapshots
@@ -233,17 +266,17 @@ class WebEnv(TextEnv):
         self.shop = shop
 
     def _state_status(self) -> tuple[bool, bool, float] | None:
-        """Solved or failed as the shop's page implies (a purchase scoring 1.0, or less); progress is
-        the best milestone reached on the way, which the open page alone does not tell: the snapshot's."""
+        """Solved or failed as the shop's page implies (a purchase scoring 1.0, or less), and the
+        state's potential as progress."""
         page = self.shop.page
         if page["kind"] != "done":
-            return (False, False, self._progress)
+            return (False, False, self.potential())
         solved = page["reward"] == 1.0
-        return (solved, not solved, self._progress)
+        return (solved, not solved, self.potential())
 
     def state_key(self) -> str:
-        """The open page (with its selected options): what the outcome depends on; history is not."""
-        return json.dumps(self.shop.page, sort_keys=True)
+        """The open page (with its selected options) and the cart: what the outcome depends on; history is not."""
+        return json.dumps([self.shop.page, self.shop.cart], sort_keys=True)
 
     # ------------------------------------------------------------------ failure states
 

@@ -4,14 +4,16 @@ A goal names a product type, some attributes (``machine washable``, ``cotton``),
 option groups (``size: m``, ``color: navy``) and a price limit. A purchase scores the share of the
 asked attributes, options and price limit that the bought item meets, in [0, 1]; an item of another
 product type scores 0. Only a purchase that meets everything scores 1.0 (success). An option the
-buyer did not select on the item page is not met, even when the item offers the asked value.
+buyer did not select on the item page is not met, even when the item offers the asked value. An
+:class:`Order` is what a task asks to buy: one goal, or a shopping list of several (long-horizon
+tasks), scored line by line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from budgetgym.envs.web.catalogue import Product
 
@@ -72,3 +74,55 @@ class Goal:
         lines.append(f"{'met' if ok else 'missed'}: price ${product.price:.2f} "
                      f"{'within' if ok else 'over'} ${self.price_max:g}")
         return lines
+
+
+@dataclass(frozen=True)
+class Order:
+    """What an instruction asks to buy: one goal, or a shopping list of goals of distinct product types.
+
+    A purchase is a set of lines (a product with its selected options), at most one per product type
+    (the cart keeps the last line added of a type). Each goal is scored on the line of its type (0
+    when there is none); lines of types the list does not ask count for nothing. The score is the
+    mean over the goals, so only a purchase that meets every goal scores 1.0."""
+
+    goals: tuple[Goal, ...]
+
+    @classmethod
+    def from_task(cls, task: Mapping[str, Any]) -> "Order":
+        """From a task record (or its ``data``): ``goals`` for a list, else its ``goal``."""
+        records = task.get("goals") or [task["goal"]]
+        return cls(tuple(Goal.from_record(r) for r in records))
+
+    @property
+    def is_list(self) -> bool:
+        return len(self.goals) > 1
+
+    def line_for(self, goal: Goal, lines: Sequence[tuple[Product, Mapping[str, str]]]
+                 ) -> tuple[Product, Mapping[str, str]] | None:
+        return next((line for line in lines if line[0].type == goal.type), None)
+
+    def met(self, goal: Goal, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> bool:
+        line = self.line_for(goal, lines)
+        return line is not None and goal.score(*line) == 1.0
+
+    def score(self, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> float:
+        """The reward of buying ``lines`` (one per product type), in [0, 1]."""
+        total = 0.0
+        for goal in self.goals:
+            line = self.line_for(goal, lines)
+            total += goal.score(*line) if line is not None else 0.0
+        return total / len(self.goals)
+
+    def report(self, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> list[str]:
+        """What was asked and met, goal by goal (a single goal's report as it is)."""
+        if not self.is_list:
+            line = self.line_for(self.goals[0], lines) or lines[-1]
+            return self.goals[0].report(*line)
+        out = []
+        for number, goal in enumerate(self.goals, 1):
+            line = self.line_for(goal, lines)
+            if line is None:
+                out.append(f"item {number} ({goal.type}): not bought")
+            else:
+                out += [f"item {number} ({goal.type}): {text}" for text in goal.report(*line)]
+        return out

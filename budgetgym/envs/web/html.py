@@ -11,7 +11,7 @@ from html import escape
 from typing import Any, Mapping
 
 from budgetgym.envs.web.catalogue import Product
-from budgetgym.envs.web.shop import BACK, BACK_TO_SEARCH, BUY, NEXT, PREV
+from budgetgym.envs.web.shop import ADD, BACK, BACK_TO_SEARCH, BUY, NEXT, PREV
 
 _STYLE = """
 body{font-family:sans-serif;max-width:52em;margin:1em auto;padding:0 1em}
@@ -43,6 +43,9 @@ def render_page(view: Mapping[str, Any], base: str, *, status: Mapping[str, Any]
     """The whole HTML document of a page. ``base`` is the session's URL prefix (ends with ``/``)."""
     kind = view["kind"]
     body = [f'<div id="instruction">Instruction: {escape(view["instruction"])}</div>']
+    if "cart" in view:
+        cart = "; ".join(f"{p.id} {p.title} ({', '.join(chosen.values()) or 'no options'})" for p, chosen in view["cart"])
+        body.append(f'<div id="cart">Cart: {escape(cart or "empty")}</div>')
     if message:
         body.append(f'<p class="message" role="alert">{escape(message)}</p>')
     over = status["terminated"] or status["truncated"]
@@ -86,7 +89,8 @@ def render_page(view: Mapping[str, Any], base: str, *, status: Mapping[str, Any]
                                        pressed=v == chosen) for v in values)
             body.append(f'<fieldset class="options" data-group="{escape(group)}"><legend>{escape(group)}</legend>'
                         f'{buttons} <span class="chosen">{escape(chosen or "not selected")}</span></fieldset>')
-        body.append(f'<p>{_button(base, BUY, css_id="buy-now")}</p>')
+        add = f'{_button(base, ADD, css_id="add-to-cart")} ' if "cart" in view else ""
+        body.append(f'<p>{add}{_button(base, BUY, css_id="buy-now")}</p>')
     else:
         product = view["product"]
         chosen = ", ".join(f"{g} {v}" for g, v in view["selected"].items()) or "no options selected"

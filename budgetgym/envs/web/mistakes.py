@@ -35,16 +35,15 @@ def propose(env: "WebEnv", kind: str, plan: Sequence[Action], rng: random.Random
         return None
     intended = plan[0].calls[0]
     shop = env.shop
-    goal = shop.goal
+    goal, target, _ = env.shopping_for()
     page = shop.page
     if kind in ("vague_query", "wrong_query", "wrong_type"):
         if intended.name != "search":
             return None
-        asked = env.task["oracle_query"]
         if kind == "vague_query":
             query = goal.type.split()[-1]
             return _act("search", query=query), f"searched only '{query}', too vague to find the asked item"
-        category = CATEGORIES[env.catalogue[env.task["target"]].category]
+        category = CATEGORIES[env.catalogue[target].category]
         if kind == "wrong_type":
             other = rng.choice(sorted(t for t in category["types"] if t != goal.type))
             query = " ".join([*goal.attributes, other])

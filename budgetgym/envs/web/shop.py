@@ -8,7 +8,10 @@ server both drive a ``Shop`` and render the same :meth:`Shop.view`: as text
 
 Pages: ``search`` (the start), ``results`` (ten products a page, at most 50 a query), ``item`` (a
 product with its option groups) and ``done`` (after buying). Clickable elements are shown in
-square brackets; :meth:`Shop.elements` lists those of the open page.
+square brackets; :meth:`Shop.elements` lists those of the open page. For a shopping list (an
+:class:`~budgetgym.envs.web.goal.Order` of several goals) an item page also has ``Add to Cart``:
+the cart keeps one line per product type (adding another item of a type replaces its line), and
+``Buy Now`` buys the open item together with the cart.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ import math
 from typing import Any, Mapping
 
 from budgetgym.envs.web.catalogue import Catalogue, Product
-from budgetgym.envs.web.goal import Goal
+from budgetgym.envs.web.goal import Goal, Order
 
 PAGE_SIZE = 10
 MAX_QUERY_LENGTH = 200
 MAX_HISTORY = 32
-BACK_TO_SEARCH, BACK, PREV, NEXT, BUY = "Back to Search", "< Back", "< Prev", "Next >", "Buy Now"
+BACK_TO_SEARCH, BACK, PREV, NEXT, BUY, ADD = "Back to Search", "< Back", "< Prev", "Next >", "Buy Now", "Add to Cart"
+MAX_CART = 16
 
 
 class ShopError(Exception):
@@ -36,12 +40,37 @@ def _norm(label: str) -> str:
 class Shop:
     """One shopping session. Actions raise :class:`ShopError` and change nothing when they cannot run."""
 
-    def __init__(self, catalogue: Catalogue, goal: Goal, instruction: str) -> None:
+    def __init__(self, catalogue: Catalogue, order: Order, instruction: str) -> None:
         self.catalogue = catalogue
-        self.goal = goal
+        self.order = order
         self.instruction = instruction
         self.page: dict[str, Any] = {"kind": "search"}
         self.history: list[dict[str, Any]] = []
+        #: The cart's lines, ``{"product": id, "selected": {group: value}}``, one per product type.
+        self.cart: list[dict[str, Any]] = []
+
+    @property
+    def goal(self) -> Goal:
+        """The goal being shopped for: the first of the order the cart does not meet yet (the last when all are)."""
+        goals = self.order.goals
+        if len(goals) == 1:
+            return goals[0]
+        lines = self.lines()
+        return next((g for g in goals if not self.order.met(g, lines)), goals[-1])
+
+    def lines(self, cart: list[dict[str, Any]] | None = None) -> list[tuple[Product, Mapping[str, str]]]:
+        """The cart's lines as (product, selected options)."""
+        return [(self.catalogue[line["product"]], line["selected"]) for line in (self.cart if cart is None else cart)]
+
+    def bought(self) -> list[dict[str, Any]]:
+        """The lines of the finished purchase (the cart with the bought item)."""
+        return self._with_line(self.cart, self.page["product"], self.page["selected"])
+
+    def _with_line(self, cart: list[dict[str, Any]], pid: str, selected: Mapping[str, str]) -> list[dict[str, Any]]:
+        """``cart`` with the line of ``pid``'s product type replaced by (or extended with) this one."""
+        kind = self.catalogue[pid].type
+        return [line for line in cart if self.catalogue[line["product"]].type != kind] + [
+            {"product": pid, "selected": dict(selected)}]
 
     # ------------------------------------------------------------------ reading the page
 
@@ -79,13 +108,16 @@ class Shop:
             return labels + list(self.page_results())
         if kind == "item":
             product = self.product
-            return [BACK_TO_SEARCH, BACK, *(v for values in product.options.values() for v in values), BUY]
+            return [BACK_TO_SEARCH, BACK, *(v for values in product.options.values() for v in values),
+                    *((ADD,) if self.order.is_list else ()), BUY]
         return []
 
     def view(self) -> dict[str, Any]:
         """The open page as data, for the text and HTML renderers."""
         kind = self.page["kind"]
         view: dict[str, Any] = {"kind": kind, "instruction": self.instruction, "can_go_back": bool(self.history)}
+        if self.order.is_list:
+            view["cart"] = [(p, dict(selected)) for p, selected in self.lines()]
         if kind == "search":
             view["catalogue_size"] = len(self.catalogue)
         elif kind == "results":
@@ -98,7 +130,7 @@ class Shop:
         elif kind in ("item", "done"):
             view.update(product=self.product, selected=dict(self.page["selected"]))
             if kind == "done":
-                view.update(reward=self.page["reward"], report=self.goal.report(self.product, self.page["selected"]))
+                view.update(reward=self.page["reward"], report=self.order.report(self.lines(self.bought())))
         return view
 
     # ------------------------------------------------------------------ actions
@@ -129,12 +161,17 @@ class Shop:
             self._turn_page(-1 if candidate == PREV else 1)
         elif kind == "results":
             self._go({"kind": "item", "product": candidate, "selected": {}})
+        elif candidate == ADD:
+            self.cart = self._with_line(self.cart, self.page["product"], self.page["selected"])
         elif candidate == BUY:
-            product = self.product
+            pid = self.page["product"]
             selected = dict(self.page["selected"])
-            self.page = {"kind": "done", "product": product.id, "selected": selected,
-                         "reward": self.goal.score(product, selected)}
+            cart = self._with_line(self.cart, pid, selected)
+            self.page = {"kind": "done", "product": pid, "selected": selected,
+                         "reward": self.order.score(self.lines(cart))}
             self.history = []
+            if self.order.is_list:  # a single goal's purchase is the done page itself
+                self.cart = cart
         else:  # an option value of the open item
             product = self.product
             group = next(g for g, values in product.options.items() if candidate in values)
@@ -175,26 +212,48 @@ class Shop:
 
     def get_state(self) -> dict[str, Any]:
         return {"catalogue": self.catalogue.fingerprint, "page": _copy_page(self.page),
-                "history": [_copy_page(p) for p in self.history]}
+                "history": [_copy_page(p) for p in self.history], "cart": [_copy_page(line) for line in self.cart]}
 
-    def check_state(self, state: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Validate a state from :meth:`get_state` completely; return (page, history) copies. Raises ValueError."""
-        if not isinstance(state, Mapping) or set(state) != {"catalogue", "page", "history"}:
-            raise ValueError("the shop state must hold exactly catalogue, page and history")
+    def check_state(self, state: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Validate a state from :meth:`get_state` completely; return (page, history, cart) copies. Raises ValueError."""
+        if not isinstance(state, Mapping) or set(state) != {"catalogue", "page", "history", "cart"}:
+            raise ValueError("the shop state must hold exactly catalogue, page, history and cart")
         if state["catalogue"] != self.catalogue.fingerprint:
             raise ValueError("the shop state is of another catalogue")
         history = state["history"]
         if not isinstance(history, list) or len(history) > MAX_HISTORY:
             raise ValueError(f"the shop history must be a list of at most {MAX_HISTORY} pages")
-        page = self._check_page(state["page"], allow_done=True)
+        cart = self._check_cart(state["cart"])
+        page = self._check_page(state["page"], allow_done=True, cart=cart)
         if page["kind"] == "done" and history:
             raise ValueError("a finished session has no history")
-        return page, [self._check_page(p, allow_done=False) for p in history]
+        return page, [self._check_page(p, allow_done=False, cart=cart) for p in history], cart
 
     def set_state(self, state: Any) -> None:
-        self.page, self.history = self.check_state(state)
+        self.page, self.history, self.cart = self.check_state(state)
 
-    def _check_page(self, page: Any, *, allow_done: bool) -> dict[str, Any]:
+    def _check_cart(self, cart: Any) -> list[dict[str, Any]]:
+        if not isinstance(cart, list) or len(cart) > MAX_CART or (cart and not self.order.is_list):
+            raise ValueError(f"the cart must be a list of at most {MAX_CART} lines, empty unless the task is a list")
+        lines = []
+        for line in cart:
+            if not isinstance(line, Mapping) or set(line) != {"product", "selected"}:
+                raise ValueError("a cart line holds exactly product and selected")
+            lines.append(self._check_choice(line["product"], line["selected"]))
+        if len({self.catalogue[line["product"]].type for line in lines}) != len(lines):
+            raise ValueError("the cart holds one line per product type")
+        return lines
+
+    def _check_choice(self, pid: Any, selected: Any) -> dict[str, Any]:
+        if not isinstance(pid, str) or pid not in self.catalogue:
+            raise ValueError(f"unknown product {pid!r}")
+        options = self.catalogue[pid].options
+        if not isinstance(selected, Mapping) or not all(
+                isinstance(g, str) and g in options and v in options[g] for g, v in selected.items()):
+            raise ValueError(f"selected options {selected!r} are not options of {pid}")
+        return {"product": pid, "selected": dict(selected)}
+
+    def _check_page(self, page: Any, *, allow_done: bool, cart: list[dict[str, Any]]) -> dict[str, Any]:
         if not isinstance(page, Mapping):
             raise ValueError("a shop page must be an object")
         kind = page.get("kind")
@@ -212,16 +271,10 @@ class Shop:
                 raise ValueError(f"results page {number!r} is out of range for {query!r}")
             return {"kind": kind, "query": query, "page": number}
         if kind in ("item", "done"):
-            pid, selected = page["product"], page["selected"]
-            if not isinstance(pid, str) or pid not in self.catalogue:
-                raise ValueError(f"unknown product {pid!r}")
-            options = self.catalogue[pid].options
-            if not isinstance(selected, Mapping) or not all(
-                    isinstance(g, str) and g in options and v in options[g] for g, v in selected.items()):
-                raise ValueError(f"selected options {selected!r} are not options of {pid}")
-            out = {"kind": kind, "product": pid, "selected": dict(selected)}
+            out = {"kind": kind, **self._check_choice(page["product"], page["selected"])}
             if kind == "done":
-                if page["reward"] != self.goal.score(self.catalogue[pid], selected):
+                bought = self._with_line(cart, out["product"], out["selected"])
+                if (self.order.is_list and bought != cart) or page["reward"] != self.order.score(self.lines(bought)):
                     raise ValueError("a finished session's reward does not match its purchase")
                 out["reward"] = page["reward"]
             return out
@@ -238,6 +291,9 @@ def _copy_page(page: Mapping[str, Any]) -> dict[str, Any]:
 def render_text(view: Mapping[str, Any]) -> str:
     """A page as text; clickable elements in square brackets."""
     lines = [f"Instruction: {view['instruction']}"]
+    if "cart" in view:
+        lines.append("Cart: " + ("; ".join(f"{p.id} {p.title} ({', '.join(selected.values()) or 'no options'})"
+                                           for p, selected in view["cart"]) or "empty"))
     kind = view["kind"]
     if kind == "search":
         lines += ["--- Search ---", f"The shop has {view['catalogue_size']} products. Search with search[your query]."]
@@ -261,7 +317,8 @@ def render_text(view: Mapping[str, Any]) -> str:
             chosen = selected.get(group)
             lines.append(f"{group}: " + " ".join(f"[{v}]" for v in values)
                          + (f"  (selected: {chosen})" if chosen else "  (not selected)"))
-        lines.append(f"Clickable: [{BACK_TO_SEARCH}] [{BACK}] [{BUY}] and the option values above")
+        add = f" [{ADD}]" if "cart" in view else ""
+        lines.append(f"Clickable: [{BACK_TO_SEARCH}] [{BACK}]{add} [{BUY}] and the option values above")
     else:
         product = view["product"]
         chosen = ", ".join(f"{g} {v}" for g, v in view["selected"].items()) or "no options selected"
