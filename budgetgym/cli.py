@@ -206,13 +206,25 @@ def cmd_study(args: argparse.Namespace) -> int:
     with the same options to finish an interrupted study."""
     from dataclasses import replace
 
+    from budgetgym.train.lm_grpo import REWARDS
     from budgetgym.train.study import StudyConfig, run_study
 
-    env_id = check_env_id(args.env)
+    env_ids = [check_env_id(e) for e in (args.families.split(",") if args.families else [args.env])]
+    rewards = tuple(r.strip() for r in args.rewards.split(","))
+    unknown = sorted(set(rewards) - set(REWARDS))
+    if unknown or len(set(rewards)) != len(rewards):
+        raise UsageError(f"--rewards: each of {sorted(REWARDS)} at most once, got {args.rewards!r}")
     out = out_folder(args.out)
-    config = StudyConfig.quick(env_id) if args.quick else StudyConfig(env_id=env_id)
-    config = replace(config, seed=args.seed, **({"iterations": args.iterations} if args.iterations else {}))
-    run_study(out, config)
+    for env_id in env_ids:
+        if args.quick:
+            config = StudyConfig.quick(env_id)
+        elif args.size == "tiny":
+            config = StudyConfig.tiny(env_id, policy=args.policy)
+        else:
+            config = StudyConfig(env_id=env_id, policy=args.policy)
+        config = replace(config, seed=args.seed, rewards=rewards, model=args.model, device=args.device,
+                         **({"iterations": args.iterations} if args.iterations else {}))
+        run_study(out / env_id.split("/")[-1] if len(env_ids) > 1 else out, config)
     return 0
 
 
@@ -310,7 +322,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="training iterations per regime (default: the study's)")
     study.add_argument("--seed", type=seed_argument, default=0,
                        help="the seed of training and evaluation (default: %(default)s)")
-    study.add_argument("--quick", action="store_true", help="a seconds-long version, to try the pipeline")
+    study.add_argument("--quick", action="store_true", help="the linear policy's seconds-long version")
+    study.add_argument("--families", default=None,
+                       help="comma-separated env ids, one study each in OUT/<env> (default: --env)")
+    study.add_argument("--policy", choices=("lm", "linear"), default="lm",
+                       help="lm: a causal LM writing its actions; linear: the cheap softmax over candidate "
+                            "actions (privileged) (default: %(default)s)")
+    study.add_argument("--size", choices=("default", "tiny"), default="default",
+                       help="tiny: the tests' minute-long pipeline check (default: %(default)s)")
+    study.add_argument("--rewards", default="sparse",
+                       help="comma-separated: sparse, milestone, oracle-distance; the first trains full and mix, "
+                            "each other one is compared with it (default: %(default)s)")
+    study.add_argument("--model", default=None, help="a Hugging Face causal LM directory to start from "
+                                                     "(default: a small model made here)")
+    study.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default: %(default)s)")
     study.set_defaults(func=cmd_study)
 
     add_eval_commands(commands)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,8 @@ class ModelSize:
     context: int = 4096
 
 
-SIZES = {"tiny": ModelSize(hidden=64, layers=2, heads=2, intermediate=192, vocab=4096),
+SIZES = {"micro": ModelSize(hidden=32, layers=1, heads=2, intermediate=64, vocab=1024),
+         "tiny": ModelSize(hidden=64, layers=2, heads=2, intermediate=192, vocab=4096),
          "small": ModelSize()}
 
 
@@ -219,6 +221,29 @@ def supervised_fine_tune(model: Any, tokenizer: Any, conversations: Sequence[Seq
     return curve
 
 
+TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
+
+
+def reply_action(reply: str) -> str:
+    """The ``action`` of the first well-formed ``act`` call in ``reply`` (JSON, as the chat template
+    writes it; parsed, never evaluated), else the reply as written (the env says what is wrong with it)."""
+    for match in TOOL_CALL.finditer(reply):
+        try:
+            call = json.loads(match.group(1))
+        except ValueError:
+            continue
+        arguments = call.get("arguments") if isinstance(call, dict) else None
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                continue
+        if isinstance(arguments, dict) and "action" in arguments:
+            value = arguments["action"]
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return TOOL_CALL.sub("", reply).strip()
+
+
 class LMAgent:
     """A causal LM as an evaluation agent: it sees the conversation TRL would show it (the system
     message, the observations and its own ``act`` calls), samples a reply with ``generate`` (KV cache
@@ -236,6 +261,8 @@ class LMAgent:
         self.temperature, self.max_new_tokens = float(temperature), int(max_new_tokens)
         self.config = {"name": name, "temperature": self.temperature, "max_new_tokens": self.max_new_tokens}
         self.stats = {"tokens": 0, "seconds": 0.0, "calls": 0}
+        #: This episode's turns as (prompt ids, reply ids): what GRPO scores (budgetgym.train.lm_grpo).
+        self.trace: list[tuple[list[int], list[int]]] = []
         self._messages: list[dict[str, Any]] = []
         self._last_action: str | None = None
 
@@ -254,25 +281,14 @@ class LMAgent:
         self._messages = [{"role": "system", "content": system_message(base.instructions, tools)},
                           {"role": "user", "content": observation}]
         torch.manual_seed(int(seed))  # sampling is seeded by the episode seed
-        self._last_action: str | None = None
+        self._last_action = None
+        self.trace = []
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        from trl.chat_template_utils import parse_response
-
         if self._last_action is not None:
             self._messages.append(act_message(self._last_action))
             self._messages.append({"role": "tool", "name": "act", "content": observation})
-        reply_ids = self._generate()
-        parsed = parse_response(self.tokenizer, reply_ids)
-        action = None
-        for call in parsed.get("tool_calls") or []:
-            arguments = call.get("function", {}).get("arguments")
-            if isinstance(arguments, dict) and "action" in arguments:
-                value = arguments["action"]
-                action = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-                break
-        if action is None:
-            action = parsed.get("content") or ""
+        action = reply_action(self.tokenizer.decode(self._generate(), skip_special_tokens=True))
         self._last_action = action
         return action
 
@@ -294,6 +310,7 @@ class LMAgent:
                                          pad_token_id=self.tokenizer.pad_token_id,
                                          eos_token_id=self.tokenizer.eos_token_id)
         new = output[0, input_ids.shape[1]:].tolist()
+        self.trace.append((input_ids[0].tolist(), new))
         self.stats["seconds"] += time.perf_counter() - started
         self.stats["tokens"] += len(new)
         self.stats["calls"] += 1
@@ -301,4 +318,4 @@ class LMAgent:
 
 
 __all__ = ["LMAgent", "ModelSize", "SIZES", "act_message", "chat_template", "encode_conversation", "load",
-           "make_tiny_lm", "scripted_conversations", "supervised_fine_tune"]
+           "make_tiny_lm", "reply_action", "scripted_conversations", "supervised_fine_tune"]

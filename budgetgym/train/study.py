@@ -60,11 +60,99 @@ class StudyConfig:
     recovery_attempts: int = 2
     recovery_states: int = 24
     seed: int = 0
+    #: ``"lm"``: a causal LM that writes its actions (the study); ``"linear"``: the cheap linear softmax
+    #: over the env's candidate actions (privileged: the candidates include the right one).
+    policy: str = "lm"
+    #: The LM's sizes (budgetgym.train.lm.SIZES) when no ``model`` directory is given.
+    lm_size: str = "small"
+    model: str | None = None
+    device: str = "cpu"
+    #: The rewards to train with (budgetgym.train.lm_grpo.REWARDS); the first one's policies are ``full``
+    #: and ``mix``, the others' ``full-<reward>`` and ``mix-<reward>``.
+    rewards: tuple[str, ...] = ("sparse",)
+    sft_tasks: int = 40
+    sft_episodes: int = 2
+    sft_steps: int = 150
+    sft_agent_p: float = 0.3
+    max_new_tokens: int = 48
+
+    @classmethod
+    def tiny(cls, env_id: str = "budgetgym/Navigation-v0", **changes: Any) -> "StudyConfig":
+        """The language-model study at the tests' size (a 2-layer model of a few hundred thousand
+        parameters, a handful of episodes): it checks the pipeline, it cannot show learning."""
+        return cls(**{**dict(env_id=env_id, iterations=1, tasks_per_iteration=1, group_size=2, learning_rate=1e-3,
+                             eval_tasks=1, ks=(1,), budgets=(0.5, 1.0), quality_tasks=1, quality_rollouts=1,
+                             recovery_attempts=1, recovery_states=1, lm_size="micro", sft_tasks=2, sft_episodes=1,
+                             sft_steps=2, max_new_tokens=12), **changes})
 
     @classmethod
     def quick(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
+        """The linear policy's seconds-long version."""
         return cls(env_id=env_id, iterations=3, tasks_per_iteration=3, group_size=3, eval_tasks=4, ks=(1, 2),
-                   quality_tasks=1, quality_rollouts=1, recovery_attempts=1, recovery_states=3)
+                   quality_tasks=1, quality_rollouts=1, recovery_attempts=1, recovery_states=3, policy="linear")
+
+
+def policy_names(config: StudyConfig) -> tuple[str, ...]:
+    """The study's policies: the base, then per reward the full-budget and BudgetMix ones."""
+    return ("base",) + tuple(f"{regime}{'' if index == 0 else '-' + reward}" for index, reward in
+                             enumerate(config.rewards) for regime in ("full", "mix"))
+
+
+def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) -> dict[str, Any]:
+    """The base and the trained policies (loaded where a finished run is in ``out``)."""
+    if config.policy == "linear":
+        if config.rewards != ("sparse",):
+            raise ValueError("the linear policy trains on the sparse reward only; use policy='lm' to compare rewards")
+        policies: dict[str, Any] = {"base": LinearSoftmaxPolicy.base(name="base")}
+        for regime in ("full", "mix"):
+            train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
+                                       tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
+                                       learning_rate=config.learning_rate, seed=config.seed)
+            log(f"training {regime}: {config.iterations} iterations x {config.tasks_per_iteration} tasks x "
+                f"{config.group_size} attempts")
+            policies[regime] = train(train_config, out / f"train-{regime}", name=regime,
+                                     progress=lambda row: log(f"  iteration {row['iteration']}: success "
+                                                              f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
+        return policies
+    if config.policy != "lm":
+        raise ValueError(f"policy must be 'lm' or 'linear', got {config.policy!r}")
+    from budgetgym.train import lm
+    from budgetgym.train.lm_grpo import LMTrainConfig, train_lm
+
+    base_dir = out / "base"
+    if not (base_dir / "done.json").exists():
+        log(f"base: SFT on the noisy oracle (p={config.sft_agent_p}), {config.sft_tasks} tasks x "
+            f"{config.sft_episodes} episodes, {config.sft_steps} steps")
+        from budgetgym.integrations.episode import BudgetSpec
+
+        conversations = lm.scripted_conversations([config.env_id], agent_p=config.sft_agent_p,
+                                                  episodes_per_task=config.sft_episodes, tasks=config.sft_tasks,
+                                                  budget=BudgetSpec(reveal="remaining"), seed=config.seed)
+        made = Path(config.model) if config.model else lm.make_tiny_lm(out / "init", conversations,
+                                                                       size=config.lm_size, seed=config.seed)
+        model, tokenizer = lm.load(made, device=config.device)
+        curve = lm.supervised_fine_tune(model, tokenizer, conversations, steps=config.sft_steps, seed=config.seed,
+                                        log=log)
+        write_jsonl(out / "sft_curve.jsonl", curve)
+        model.save_pretrained(base_dir)
+        tokenizer.save_pretrained(base_dir)
+        (base_dir / "done.json").write_text(json.dumps({"parameters": sum(p.numel() for p in model.parameters())}))
+    agent = lambda name, model, tokenizer: lm.LMAgent(model, tokenizer, name=name, max_new_tokens=config.max_new_tokens)
+    policies = {"base": agent("base", *lm.load(base_dir, device=config.device))}
+    for index, reward in enumerate(config.rewards):
+        for regime in ("full", "mix"):
+            name = f"{regime}{'' if index == 0 else '-' + reward}"
+            log(f"GRPO {name} ({reward} reward): {config.iterations} iterations x {config.tasks_per_iteration} "
+                f"tasks x {config.group_size} attempts")
+            model, tokenizer = lm.load(base_dir, device=config.device)
+            train_config = LMTrainConfig(config.env_id, regime, reward, iterations=config.iterations,
+                                         tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
+                                         learning_rate=config.learning_rate, max_new_tokens=config.max_new_tokens,
+                                         seed=config.seed)
+            policies[name] = train_lm(train_config, model, tokenizer, out / f"train-{name}", name=name,
+                                      progress=lambda row: log(f"  iteration {row['iteration']}: success "
+                                                               f"{row['success_rate']:.2f}, loss {row['loss']:+.4f}"))
+    return policies
 
 
 def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -72,16 +160,7 @@ def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Call
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "study.json").write_text(json.dumps(_jsonable(config), indent=2, sort_keys=True))
-    policies = {"base": LinearSoftmaxPolicy.base(name="base")}
-    for regime in ("full", "mix"):
-        train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
-                                   tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
-                                   learning_rate=config.learning_rate, seed=config.seed)
-        log(f"training {regime}: {config.iterations} iterations x {config.tasks_per_iteration} tasks x "
-            f"{config.group_size} attempts")
-        policies[regime] = train(train_config, out / f"train-{regime}", name=regime,
-                                 progress=lambda row: log(f"  iteration {row['iteration']}: success "
-                                                          f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
+    policies = _train_policies(out, config, log)
     env_kwargs = {"split": "test"} if config.eval_tasks == "test" else None
     tasks = None if config.eval_tasks == "test" else config.eval_tasks
     for name, policy in policies.items():
@@ -96,7 +175,7 @@ def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Call
                                            seed=config.seed, env_kwargs=env_kwargs)
         (out / "action_quality.json").write_text(json.dumps(quality, indent=1))
     states = _failure_states(config, env_kwargs)
-    for name in POLICIES:
+    for name in policy_names(config):
         path = out / f"recovery-{name}.jsonl"
         if path.exists():
             continue
@@ -139,26 +218,56 @@ def _failure_states(config: StudyConfig, env_kwargs: dict[str, Any] | None) -> l
 def summarize_study(out: str | Path, config: StudyConfig) -> dict[str, Any]:
     """Every number of the report, recomputed from the saved episodes and probe results."""
     out = Path(out)
-    episodes = {name: read_jsonl(out / f"episodes-{name}.jsonl") for name in POLICIES}
+    names = policy_names(config)
+    episodes = {name: read_jsonl(out / f"episodes-{name}.jsonl") for name in names}
     budgets, ks = list(config.budgets), list(config.ks)
     grids: dict[str, Any] = {}
-    for name in POLICIES:
+    for name in names:
         for reveal in REVEALS:
             records = [r for r in episodes[name] if r["reveal"] == reveal]
             grids[f"{name}/{reveal}"] = [c.as_dict() for c in pass_grid(records, budgets, ks, seed=config.seed)]
     differences: dict[str, Any] = {}
-    for a, b in (("base", "full"), ("base", "mix"), ("full", "mix")):
+    # Each extra reward against the first, in each regime (issue 28: the rewards at tight and full budgets).
+    reward_pairs = [(regime, f"{regime}-{reward}") for reward in config.rewards[1:] for regime in ("full", "mix")]
+    for a, b in [("base", "full"), ("base", "mix"), ("full", "mix")] + reward_pairs:
         for reveal in REVEALS:
             ra = [r for r in episodes[a] if r["reveal"] == reveal]
             rb = [r for r in episodes[b] if r["reveal"] == reveal]
             differences[f"{b}-{a}/{reveal}"] = [c.as_dict() for c in difference_grid(ra, rb, budgets, ks, seed=config.seed)]
     quality = json.loads((out / "action_quality.json").read_text())
-    recovery = {name: _recovery_rates(read_jsonl(out / f"recovery-{name}.jsonl"), config.seed) for name in POLICIES}
-    curves = {regime: read_jsonl(out / f"train-{regime}" / "curve.jsonl") for regime in ("full", "mix")}
+    recovery = {name: _recovery_rates(read_jsonl(out / f"recovery-{name}.jsonl"), config.seed) for name in names}
+    curves = {name: read_jsonl(out / f"train-{name}" / "curve.jsonl") for name in names[1:]}
     summary = {"config": _jsonable(config), "grids": grids, "differences": differences,
                "action_quality": quality_summary(quality, config.seed), "recovery": recovery, "curves": curves}
     summary["claims"] = judge_claims(summary, budgets, ks)
+    summary["rewards"] = compare_rewards(summary, list(config.rewards), budgets, ks)
+    if (out / "sft_curve.jsonl").exists():
+        sft = read_jsonl(out / "sft_curve.jsonl")
+        summary["sft"] = {"steps": len(sft), "first_loss": sft[0]["loss"], "last_loss": sft[-1]["loss"]}
     return summary
+
+
+def compare_rewards(summary: dict[str, Any], rewards: list[str], budgets: list[float], ks: list[int]) -> list[dict[str, Any]]:
+    """Each extra reward against the first, per regime, at the tightest and the full budget (K = the
+    smallest): Pass@1 of the policy trained with it minus the one trained with the first reward, with
+    its paired interval. Only the interval decides; one that includes 0 shows no difference."""
+    rows = []
+    for reward in rewards[1:]:
+        for regime in ("full", "mix"):
+            for reveal in REVEALS:
+                cells = summary["differences"][f"{regime}-{reward}-{regime}/{reveal}"]
+                for budget in (min(budgets), max(budgets)):
+                    cell = _cell(cells, budget, min(ks))
+                    rows.append({"reward": reward, "against": rewards[0], "regime": regime, "reveal": reveal,
+                                 "budget": budget, "cell": cell,
+                                 "verdict": interval_verdict(cell["ci_low"], cell["ci_high"], f"{reward} better",
+                                                             f"{rewards[0]} better")})
+    return rows
+
+
+def interval_verdict(low: float, high: float, above: str, below: str) -> str:
+    """``above`` when the interval is wholly above 0, ``below`` when wholly below, else no difference shown."""
+    return above if low > 0 else below if high < 0 else "no difference shown (the interval includes 0)"
 
 
 def quality_summary(quality: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -254,7 +363,7 @@ def judge_claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -
                     "agrees" if interval[1] < 0.5 else "does not agree" if interval[0] > 0.5 else
                     "inconclusive (the interval includes one half)"),
     })
-    failure = {name: summary["recovery"][name]["failure"]["per_state"] for name in POLICIES}
+    failure = {name: summary["recovery"][name]["failure"]["per_state"] for name in POLICIES}  # the first reward's
     for trained in ("full", "mix"):
         if not summary["recovery"]["base"]["failure"]["states"]:
             claims.append({"claim": 3, "policy": trained,
@@ -292,14 +401,24 @@ def judge_claims(summary: dict[str, Any], budgets: list[float], ks: list[int]) -
 
 def render_report(summary: dict[str, Any]) -> str:
     config = summary["config"]
+    if config.get("policy", "linear") == "lm":
+        learner = (f"a causal language model ({config['model'] or 'made here: ' + config['lm_size'] + ' size'}) that "
+                   "writes its actions as text (no candidate actions), its base made by supervised fine-tuning on "
+                   f"episodes of the noisy oracle (p={config['sft_agent_p']}), then trained with GRPO "
+                   f"({', '.join(config['rewards'])} reward)")
+    else:
+        learner = ("a linear softmax policy over the env's candidate actions (privileged: they include the right one), "
+                   "trained with group-relative policy gradients")
     lines = ["# The study in miniature", "",
-             f"Env `{config['env_id']}`; a linear softmax policy over admissible commands "
-             "(budgetgym.train), trained with group-relative policy gradients from the same base in two regimes "
+             f"Env `{config['env_id']}`; {learner}, from the same base in two regimes "
              f"that differ only in the turn cap: full budget, and BudgetMix over {list(config['budgets'])} of the "
              f"full budget (remaining turns shown in both). {config['iterations']} iterations x "
              f"{config['tasks_per_iteration']} tasks x {config['group_size']} attempts each; seed {config['seed']}. "
              "Intervals are 95% bootstrap intervals over tasks (paired for differences). "
              "Every number below is recomputed from the files beside this report.", ""]
+    if summary.get("sft"):
+        sft = summary["sft"]
+        lines.append(f"- base (SFT): {sft['steps']} steps, loss {sft['first_loss']:.3f} -> {sft['last_loss']:.3f}")
     for regime, curve in summary["curves"].items():
         if curve:
             lines.append(f"- training `{regime}`: success {curve[0]['success_rate']:.2f} at iteration 0, "
@@ -309,6 +428,16 @@ def render_report(summary: dict[str, Any]) -> str:
         tag = claim.get("reveal") or claim.get("policy") or ""
         lines += [f"## Claim {claim['claim']}{f' ({tag})' if tag else ''}", "", claim["statement"], "",
                   f"**Miniature: {claim['verdict']}.**", "", _measured(claim), ""]
+    if summary.get("rewards"):
+        lines += ["## Rewards compared", "",
+                  "Pass@1 of the policy trained with each reward minus the one trained with "
+                  f"`{summary['rewards'][0]['against']}`, same regime, same base, same tasks:", ""]
+        for row in summary["rewards"]:
+            cell = row["cell"]
+            lines.append(f"- {row['reward']} vs {row['against']}, {row['regime']}, reveal={row['reveal']}, "
+                         f"T={row['budget']}: {cell['pass']:+.3f} [{cell['ci_low']:+.3f}, {cell['ci_high']:+.3f}] "
+                         f"({cell['tasks']} tasks): **{row['verdict']}**")
+        lines.append("")
     lines += _limitations(summary)
     lines += ["## Pass@(K,T) grids", ""]
     for key, cells in summary["grids"].items():
@@ -331,13 +460,19 @@ def _limitations(summary: dict[str, Any]) -> list[str]:
              f"failure states; training {config['iterations']} iterations x {config['tasks_per_iteration']} tasks x "
              f"{config['group_size']} attempts; one seed ({config['seed']}). Intervals this wide cannot resolve "
              "differences of a few points.",
-             "- The policy is a linear softmax over the env's own candidate actions (admissible commands, or the "
-             "oracle's action among the family's proposed mistakes): it never writes an action, and the candidates "
-             "include the right one, which no language model is given. What it learns says little about what a "
-             "language model learns.",
-             "- No pretrained prior: the base is hand-set, not a model's; the reference findings are about LLMs "
-             "trained at scale, and a miniature can only show whether the same direction appears at this size.",
              ]
+    if config.get("policy", "linear") == "lm":
+        lines += ["- The policy is a language model of a few million parameters at most, trained from scratch on a "
+                  "few hundred scripted episodes: no pretrained prior, a tokenizer trained on the suite's own text. "
+                  "The reference findings are about LLMs trained at scale; a miniature can only show whether the "
+                  "same direction appears at this size."]
+    else:
+        lines += ["- The policy is a linear softmax over the env's own candidate actions (admissible commands, or the "
+                  "oracle's action among the family's proposed mistakes): it never writes an action, and the "
+                  "candidates include the right one, which no language model is given. What it learns says little "
+                  "about what a language model learns.",
+                  "- No pretrained prior: the base is hand-set, not a model's; the reference findings are about LLMs "
+                  "trained at scale, and a miniature can only show whether the same direction appears at this size."]
     if learned:
         lines.append("- Training success (first and last iteration): " + ", ".join(
             f"{regime} {a:.2f} -> {b:.2f}" for regime, (a, b) in learned.items())
@@ -395,7 +530,7 @@ def _plots(out: Path, summary: dict[str, Any]) -> None:
         return  # the report stands without its plots; the eval extra brings matplotlib
     figure, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for axis, reveal in zip(axes, REVEALS):
-        for name in POLICIES:
+        for name in sorted({key.split("/")[0] for key in summary["grids"]}):
             cells = [c for c in summary["grids"][f"{name}/{reveal}"] if c["k"] == min(c["k"] for c in
                                                                                   summary["grids"][f"{name}/{reveal}"])]
             axis.plot([c["budget"] for c in cells], [c["pass"] for c in cells], marker="o", label=name)
@@ -421,4 +556,4 @@ def _jsonable(config: StudyConfig) -> dict[str, Any]:
     return {key: list(value) if isinstance(value, tuple) else value for key, value in vars(config).items()}
 
 
-__all__ = ["StudyConfig", "judge_claims", "paired_states", "quality_summary", "render_report", "run_study", "summarize_study"]
+__all__ = ["StudyConfig", "compare_rewards", "interval_verdict", "judge_claims", "policy_names", "paired_states", "quality_summary", "render_report", "run_study", "summarize_study"]
