@@ -9,6 +9,10 @@ Prints one JSON object; every figure comes from this run, with the targets besid
 * search: one uncached BM25 query (tokenize, score, top 50) over 2,000 (the shipped catalogue),
   20,000 and 200,000 generated products, for the instructions verbatim and the oracle's queries;
   and the same queries with ``rank-bm25`` at 2,000 and 20,000 products, for the choice of library;
+* step over the shop's own action (issue 27): the oracle's actions of a sample of instructions
+  (single items and shopping lists) played through ``env.step`` and, for the same actions, the
+  ``Shop`` method alone (``search``, ``click``, ``back``, ``next_page``), CPU time, search cache warm,
+  at 2,000 (shipped) and 20,000 generated products; target at most 1.5x;
 * latencies: reset, snapshot, restore of every curated failure state by the fast path (the shop
   state) and by replay;
 * miniwob (``--miniwob-episodes N``): N oracle episodes over the twelve tasks on one env, then
@@ -32,7 +36,7 @@ from typing import Any
 from timing import play, play_oracle, rate, record_oracle, seconds, target, wall_each_us
 
 from budgetgym.envs.web import WebEnv
-from budgetgym.envs.web.catalogue import CATALOGUE_SEED, generate_products
+from budgetgym.envs.web.catalogue import CATALOGUE_SEED, Catalogue, generate_products
 from budgetgym.envs.web.search import SearchIndex, rank_bm25_search
 
 try:
@@ -43,6 +47,52 @@ except ImportError:
 
 TARGET_STEPS_PER_S = 5_000
 TARGET_SEARCH_MS_AT_2000 = 1.0
+TARGET_STEP_OVER_SHOP = 1.5
+STEP_SIZES = (2_000, 20_000)
+
+
+def _shop_call(shop: Any, action: str) -> None:
+    """The shop's own method for one of the oracle's rendered actions (no parsing, no rendering)."""
+    if action.startswith("search["):
+        shop.search(action[7:-1])
+    elif action.startswith("click["):
+        shop.click(action[6:-1])
+    elif action == "back":
+        shop.back()
+    else:
+        shop.next_page()
+
+
+def step_over_shop(env: WebEnv, repeats: int) -> dict[str, Any]:
+    """CPU time of ``env.step`` over the ``Shop`` action alone, for the same actions, per catalogue size."""
+    tasks = list(env.tasks)[::8]
+    out: dict[str, Any] = {"tasks": len(tasks), "target_at_most": TARGET_STEP_OVER_SHOP, "by_size": {}}
+    for size in STEP_SIZES:
+        catalogue = env.catalogue if size == len(env.catalogue) else Catalogue(generate_products(size, CATALOGUE_SEED))
+        sized = WebEnv(tasks=env.all_tasks, catalogue=catalogue)
+        begin = [{"seed": 0, "options": {"task_id": t.id}} for t in tasks]
+        solutions = record_oracle(sized, begin)
+
+        def through_env():
+            for start, actions in zip(begin, solutions):
+                sized.reset(**start)
+                for action in actions:
+                    sized.step(action)
+
+        def through_shop():
+            for task, actions in zip(tasks, solutions):
+                shop = sized.new_shop(task)
+                for action in actions:
+                    _shop_call(shop, action)
+
+        through_env(), through_shop()  # warm the search cache and the task caches for both
+        env_s = min(seconds(through_env, time.process_time) for _ in range(repeats))
+        shop_s = min(seconds(through_shop, time.process_time) for _ in range(repeats))
+        steps = sum(map(len, solutions))
+        out["by_size"][str(size)] = {"steps": steps, "env_step_us": round(env_s / steps * 1e6, 1),
+                                     "shop_action_us": round(shop_s / steps * 1e6, 1),
+                                     "ratio": round(env_s / shop_s, 2)}
+    return out
 
 
 def starts(env: WebEnv) -> list[dict[str, Any]]:
@@ -153,13 +203,16 @@ def main() -> None:
         "steps_warm_search_cache": replay_rate(env, solutions, args.repeats, cold=False),
         "steps_cold_search_cache": replay_rate(env, solutions, 1, cold=True),
         "steps_live_oracle": live_oracle_rate(env, args.repeats),
+        "step_over_shop": step_over_shop(env, args.repeats),
         "latency": latencies(env, args.repeats),
         "search": search_costs(env, [int(s) for s in args.sizes.split(",")], args.repeats),
     }
     if args.miniwob_episodes:
         result["miniwob"] = miniwob(args.miniwob_episodes)
     search_2000 = result["search"]["by_size"].get("2000", {}).get("bm25s", {})
+    ratios = {size: row["ratio"] for size, row in result["step_over_shop"]["by_size"].items()}
     result["targets"] = {
+        **{f"step_over_shop_at_{size}_at_most": target(TARGET_STEP_OVER_SHOP, ratio) for size, ratio in ratios.items()},
         "replay_steps_per_s_at_least": target(TARGET_STEPS_PER_S, result["steps_warm_search_cache"]["steps_per_s"],
                                               at_most=False),
         "search_ms_at_2000_products_under": target(TARGET_SEARCH_MS_AT_2000, None if not search_2000

@@ -78,6 +78,7 @@ SEARCH_TEMPLATE = "search[<query>]"
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
 READY = OPENED + OPTIONS_SET  # an item that meets the goal, its options set (or in the cart)
+_LISTED_FIT_SIZE = 65_536  # (task, goal, query, page) -> whether the page lists a fitting item
 
 
 def _call(name: str, **arguments: str) -> Action:
@@ -116,6 +117,8 @@ class WebEnv(TextEnv):
         #: The shop's refusal of the last action (a click on a missing element, ...), or None.
         self.last_error: str | None = None
         self._orders: dict[str, Order] = {}
+        self._milestone: tuple[Any, Any, float] = (None, None, 0.0)
+        self._listed_fit: dict[tuple[str, int, str, int], bool] = {}
 
     # ------------------------------------------------------------------ episode
 
@@ -168,19 +171,36 @@ class WebEnv(TextEnv):
         shop = self.shop
         if shop.done:
             return 1.0 if shop.page["reward"] == 1.0 else 0.0
-        order, goal = shop.order, shop.goal
-        lines = shop.lines()
-        done = sum(READY for g in order.goals if order.met(g, lines))
-        if not order.met(goal, lines):
+        order, goal, met = shop.order, shop.goal, shop.met()
+        done = READY * sum(met)
+        if not met[order.goals.index(goal)]:
             done += self._page_milestone(goal)
         return done / len(order.goals)
 
     def _page_milestone(self, goal: Goal) -> float:
+        # pages are replaced, never changed in place: the open page's milestone for a goal is kept with it
+        shop = self.shop
+        cached = self._milestone
+        if cached[0] is shop.page and cached[1] is goal:
+            return cached[2]
+        value = self._milestone_of(goal)
+        self._milestone = (shop.page, goal, value)
+        return value
+
+    def _milestone_of(self, goal: Goal) -> float:
         shop = self.shop
         kind = shop.page["kind"]
         if kind == "results":
-            catalogue = self.catalogue
-            return FOUND if any(goal.can_meet(catalogue[pid]) for pid in shop.page_results()) else 0.0
+            # the same results page of a query recurs (searches repeat): its answer is kept per goal
+            key = (self.task.id, shop.order.goals.index(goal), shop.page["query"], shop.page["page"])
+            found = self._listed_fit.get(key)
+            if found is None:
+                catalogue = self.catalogue
+                found = any(goal.can_meet(catalogue[pid]) for pid in shop.page_results())
+                if len(self._listed_fit) >= _LISTED_FIT_SIZE:
+                    self._listed_fit.clear()
+                self._listed_fit[key] = found
+            return FOUND if found else 0.0
         if kind == "item" and goal.can_meet(shop.product):
             selected = shop.page["selected"]
             right = sum(selected.get(g) == v for g, v in goal.options.items())
@@ -232,8 +252,8 @@ class WebEnv(TextEnv):
                 for group, value in goal.options.items():
                     if page["selected"].get(group) != value:
                         return _call("click", element=value)
-                order, lines = shop.order, shop.lines()
-                rest_met = all(order.met(g, lines) for g in order.goals if g is not goal)
+                goals = shop.order.goals
+                rest_met = all(met for g, met in zip(goals, shop.met()) if g is not goal)
                 return _call("click", element=BUY if rest_met else ADD)
             previous = shop.history[-1] if shop.history else None
             if previous is not None and previous["kind"] == "results" and self._best_on(previous) is not None:

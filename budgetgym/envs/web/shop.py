@@ -48,6 +48,20 @@ class Shop:
         self.history: list[dict[str, Any]] = []
         #: The cart's lines, ``{"product": id, "selected": {group: value}}``, one per product type.
         self.cart: list[dict[str, Any]] = []
+        # Pages and carts are replaced, never changed in place, so what is derived from one is kept
+        # with the object it came from and reused while that object is the open one.
+        self._met: tuple[list[dict[str, Any]] | None, tuple[bool, ...]] = (None, ())
+        self._elements: tuple[dict[str, Any] | None, list[str]] = (None, [])
+
+    def met(self) -> tuple[bool, ...]:
+        """For each goal of the order, whether the cart holds a line that meets it."""
+        cart, met = self._met
+        if cart is not self.cart:
+            lines = self.lines()
+            met = tuple(self.order.met(g, lines) for g in self.order.goals) if lines else (False,) * len(
+                self.order.goals)
+            self._met = (self.cart, met)
+        return met
 
     @property
     def goal(self) -> Goal:
@@ -55,8 +69,7 @@ class Shop:
         goals = self.order.goals
         if len(goals) == 1:
             return goals[0]
-        lines = self.lines()
-        return next((g for g in goals if not self.order.met(g, lines)), goals[-1])
+        return next((g for g, met in zip(goals, self.met()) if not met), goals[-1])
 
     def lines(self, cart: list[dict[str, Any]] | None = None) -> list[tuple[Product, Mapping[str, str]]]:
         """The cart's lines as (product, selected options)."""
@@ -98,6 +111,13 @@ class Shop:
 
     def elements(self) -> list[str]:
         """The labels of the open page's clickable elements, in page order."""
+        page, labels = self._elements
+        if page is not self.page:
+            labels = self._page_elements()
+            self._elements = (self.page, labels)
+        return list(labels)
+
+    def _page_elements(self) -> list[str]:
         kind = self.page["kind"]
         if kind == "results":
             labels = [BACK_TO_SEARCH]
