@@ -21,6 +21,7 @@ QUICK = {
     "bench_coding.py": ["--rounds", "1", "--backends", "local"],
     "bench_process_reward.py": ["--episodes", "1", "--rounds", "1", "--families", "fc"],
     "bench_harness.py": ["--tasks", "5", "--attempts", "1", "--rounds", "1"],
+    "bench_make.py": ["--runs", "1", "--ids", "budgetgym/FunctionCalling-v0,budgetgym/ALFWorld-v0"],
     "bench_serve.py": ["--tasks", "2", "--rounds", "1", "--seconds", "0.5", "--sessions", "2", "--no-ray"],
 }
 
