@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from budgetgym.core import write_jsonl
-from budgetgym.envs.coding.libraries.build import TIERS, build
+from budgetgym.core import read_jsonl, write_jsonl
+from budgetgym.envs.coding.libraries.build import DEFAULT_COUNTS, TIERS, build, merged
+from budgetgym.envs.coding.libraries import TASKS_FILE
 from budgetgym.envs.coding.libraries.fetch import cache_dir, pins
 
 
@@ -17,16 +18,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the coding tasks in pinned real libraries.")
     parser.add_argument("--library", action="append", choices=sorted(pins()), help="only these (default: all)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--singles", type=int, default=40, help="sites kept per library (default 40)")
-    parser.add_argument("--easy", type=int, default=14, help="one-site bugs per library")
-    parser.add_argument("--medium", type=int, default=12, help="bugs of 2-4 sites per library")
-    parser.add_argument("--hard", type=int, default=8, help="bugs of 8-12 sites per library")
+    counts = ", ".join(f"{k} {v}" for k, v in DEFAULT_COUNTS.items())
+    parser.add_argument("--singles", type=int, default=None, help="sites kept per library")
+    parser.add_argument("--easy", type=int, default=None, help="one-site bugs per library")
+    parser.add_argument("--medium", type=int, default=None, help="bugs of 2-4 sites per library")
+    parser.add_argument("--hard", type=int, default=None, help="bugs of 8-12 sites per library")
     parser.add_argument("--out", type=Path, default=None, help="default: tasks.jsonl in the cache folder")
+    parser.add_argument("--merge", action="store_true",
+                        help="write the shipped set (or --out) with the built libraries' records replaced")
+    parser.epilog = (f"Counts not given come from the library's pin ('build'), else: {counts}. "
+                     "Each library's records are cached; a rebuild with the same pins, seed and counts reads them.")
     args = parser.parse_args(argv)
-    out = args.out or cache_dir() / "tasks.jsonl"
+    out = args.out or (TASKS_FILE if args.merge else cache_dir() / "tasks.jsonl")
     started = time.monotonic()
     records = build(args.library or sorted(pins()), args.seed, args.singles,
                     {"easy": args.easy, "medium": args.medium, "hard": args.hard})
+    if args.merge:
+        records = merged(read_jsonl(out) if out.is_file() else [], records)
     count = write_jsonl(out, records)
     tiers = collections.Counter((r["tier"], r["split"]) for r in records)
     turns = collections.Counter(r["oracle_turns"] for r in records)

@@ -9,24 +9,52 @@ are kept; then tasks of three tiers are drawn from the kept sites (see
 Each task comes in both modes (``-withheld`` ids cut the fail-to-pass tests out of the
 workspace). A library pinned to the ``test`` split has all its tasks there; of the others every
 fourth task is. Suite runs go two at a time. Same seed and pins, same tasks.
+
+A library's records are kept in the cache (``built/`` under :func:`~budgetgym.envs.coding.libraries.fetch.cache_dir`,
+named by library, version, seed and counts), so each library is built once; its pin may name
+its own counts (``"build": {"singles": ..., "easy": ..., "medium": ..., "hard": ...}``), which
+the command line's defaults give way to.
+
+**The record** (one JSON object a line of ``tasks.jsonl``; the same fields in both modes):
+
+- ``id``: ``lib-<library>-<NNN>`` (``tests="visible"``) or ``lib-<library>-<NNN>-withheld``.
+- ``tests``: ``"visible"`` (the whole suite in the workspace, SWE-smith) or ``"withheld"`` (the
+  ``fail_to_pass`` tests cut out of the workspace's test files, SWE-bench).
+- ``split``: ``"train"`` or ``"test"``; both modes of a bug are on the same split.
+- ``tier``: ``"easy"``, ``"medium"`` or ``"hard"`` (:data:`TIERS`: how many sites).
+- ``oracle_turns``: the oracle's turns (:func:`oracle_turns`, the env's ``1x``); ``max_turns``:
+  the full budget, :func:`budgetgym.core.full_budget` of it.
+- ``library``, ``version``, ``source`` (``"pypi"``): which pinned library the bug is in.
+- ``sites``: the bug, a list of ``{path, operator, function, buggy, fixed, line}`` in the order
+  the oracle fixes them (``line`` is 1-based in the pinned file); ``bug`` is the first of them
+  and ``locate`` the oracle's first search and view.
+- ``fail_to_pass``: pytest node ids (relative to the repository root, ``tests/...``) that pass
+  on the pinned library and fail with the bug in; ``pass_to_pass``: those that pass on both.
+  Together they are the whole passing baseline; tests failing on the pinned library are in neither.
+- ``instruction``: the issue (the symptom, never the fix); ``breaker``: always None here.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from budgetgym.core import full_budget
+from budgetgym.core import full_budget, read_jsonl, write_jsonl
 from budgetgym.envs.coding.generate import issue_text, run_suite
-from budgetgym.envs.coding.libraries.fetch import library_files, pins
+from budgetgym.envs.coding.libraries.fetch import cache_dir, library_files, pins
 from budgetgym.envs.coding.libraries.synth import Site, apply_sites, compatible, library_mutations, replay_fixes, \
     shuffled_sites, site_of
 from budgetgym.envs.coding.repos import is_test_path
 
 #: tier -> (fewest sites, most sites)
 TIERS = {"easy": (1, 1), "medium": (2, 4), "hard": (8, 12)}
+#: The counts a library is built with when neither the command line nor its pin names them.
+DEFAULT_COUNTS = {"singles": 48, "easy": 20, "medium": 16, "hard": 10}
 WORKERS = 2
 #: A real library's whole suite on a busy machine (the shipped small ones need far less).
 RUN_TIMEOUT = 300
@@ -172,9 +200,44 @@ def _records(library: str, index: int, tier: str, sites: Sequence[Site], outcome
             {"id": f"{stem}-withheld", "tests": "withheld", **base, "instruction": withheld_text}]
 
 
-def build(libraries: Sequence[str], seed: int, singles: int, per_tier: Mapping[str, int], log=None) -> list[dict[str, Any]]:
+def counts_for(library: str, singles: int | None, per_tier: Mapping[str, int | None]) -> tuple[int, dict[str, int]]:
+    """The counts a library is built with: those given, else its pin's ``build``, else :data:`DEFAULT_COUNTS`."""
+    pinned = {**DEFAULT_COUNTS, **pins()[library].get("build", {})}
+    chosen_singles = pinned["singles"] if singles is None else singles
+    return chosen_singles, {t: pinned[t] if per_tier.get(t) is None else per_tier[t] for t in TIERS}
+
+
+def built_path(library: str, seed: int, singles: int, per_tier: Mapping[str, int]) -> Path:
+    """Where a library's built records are cached: one file per library, version, seed and counts
+    (and the builder's own code, so a changed builder builds again)."""
+    code = hashlib.sha256("".join(Path(m.__file__).read_text(encoding="utf-8")
+                                  for m in (sys.modules[__name__], sys.modules[apply_sites.__module__])).encode())
+    key = json.dumps([pins()[library], seed, singles, dict(per_tier), code.hexdigest()[:16]], sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return cache_dir() / "built" / f"{library}-{pins()[library]['version']}-{digest}.jsonl"
+
+
+def build(libraries: Sequence[str], seed: int, singles: int | None = None,
+          per_tier: Mapping[str, int | None] | None = None, log=None) -> list[dict[str, Any]]:
+    """Every library's records, each built once and then read from the cache (:func:`built_path`)."""
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     records = []
     for library in libraries:
-        records += build_library(library, seed, singles, per_tier, log)
+        library_singles, counts = counts_for(library, singles, per_tier or {})
+        path = built_path(library, seed, library_singles, counts)
+        if path.is_file():
+            built = read_jsonl(path)
+            log(f"{library}: {len(built)} tasks from the cache ({path})")
+        else:
+            built = build_library(library, seed, library_singles, counts, log)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_jsonl(path, built)
+        records += built
     return records
+
+
+def merged(shipped: Sequence[Mapping[str, Any]], built: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The shipped records with those of the built libraries replaced by the new ones, by library name."""
+    libraries = {r["library"] for r in built}
+    kept = [dict(r) for r in shipped if r["library"] not in libraries]
+    return sorted(kept + [dict(r) for r in built], key=lambda r: (r["library"], r["id"]))
