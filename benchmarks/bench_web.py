@@ -63,11 +63,11 @@ def _shop_call(shop: Any, action: str) -> None:
         shop.next_page()
 
 
-def step_over_shop(env: WebEnv, repeats: int) -> dict[str, Any]:
+def step_over_shop(env: WebEnv, repeats: int, sizes: tuple[int, ...] = STEP_SIZES) -> dict[str, Any]:
     """CPU time of ``env.step`` over the ``Shop`` action alone, for the same actions, per catalogue size."""
     tasks = list(env.tasks)[::8]
     out: dict[str, Any] = {"tasks": len(tasks), "target_at_most": TARGET_STEP_OVER_SHOP, "by_size": {}}
-    for size in STEP_SIZES:
+    for size in sizes:
         catalogue = env.catalogue if size == len(env.catalogue) else Catalogue(generate_products(size, CATALOGUE_SEED))
         sized = WebEnv(tasks=env.all_tasks, catalogue=catalogue)
         begin = [{"seed": 0, "options": {"task_id": t.id}} for t in tasks]
@@ -121,7 +121,8 @@ def live_oracle_rate(env: WebEnv, repeats: int) -> dict[str, float]:
 
 
 def search_costs(env: WebEnv, sizes: list[int], repeats: int) -> dict[str, Any]:
-    queries = [t.instruction for t in env.tasks] + [t["oracle_query"] for t in env.tasks]
+    queries = [t.instruction for t in env.tasks] + [q for t in env.tasks
+                                                     for q in t.data.get("oracle_queries", [t.data.get("oracle_query")])]
     out: dict[str, Any] = {"queries": len(queries), "by_size": {}}
     for size in sizes:
         products = list(env.catalogue.products) if size == len(env.catalogue) else generate_products(size, CATALOGUE_SEED)
@@ -195,6 +196,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="2000,20000,200000")
     parser.add_argument("--miniwob-episodes", type=int, default=0)
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
     env = WebEnv()
     solutions = record_oracle(env, starts(env))
     result: dict[str, Any] = {
@@ -203,9 +205,9 @@ def main() -> None:
         "steps_warm_search_cache": replay_rate(env, solutions, args.repeats, cold=False),
         "steps_cold_search_cache": replay_rate(env, solutions, 1, cold=True),
         "steps_live_oracle": live_oracle_rate(env, args.repeats),
-        "step_over_shop": step_over_shop(env, args.repeats),
+        "step_over_shop": step_over_shop(env, args.repeats, tuple(s for s in sizes if s in STEP_SIZES) or (2_000,)),
         "latency": latencies(env, args.repeats),
-        "search": search_costs(env, [int(s) for s in args.sizes.split(",")], args.repeats),
+        "search": search_costs(env, sizes, args.repeats),
     }
     if args.miniwob_episodes:
         result["miniwob"] = miniwob(args.miniwob_episodes)
