@@ -5,11 +5,12 @@ Description:
     closed, some locked, with their keys somewhere), containers and supporters, and objects, most of
     them distractors. The objective (the game's own opening text) asks for one or more quests, each a
     chain of actions such as finding a key, unlocking a door, carrying an object to a room and putting
-    it somewhere. Three tiers (``task["tier"]``): ``easy`` (3 rooms, one 3-action quest, the
-    objective spells out every step), ``medium`` (6 rooms, two 4-action quests, adjectives in names)
-    and ``hard`` (10 rooms, two 5-action quests, 20 objects, and the objective names only each
-    quest's final action, so the agent must explore). The set is rebuilt by
-    ``python -m budgetgym.envs.navigation.generate``.
+    it somewhere. Four tiers (``task["tier"]``): ``easy`` (3 rooms, one 3-action quest, the
+    objective spells out every step), ``medium`` (6 rooms, two 4-action quests, adjectives in names),
+    ``hard`` (10 rooms, two 5-action quests, 20 objects, and the objective names only each
+    quest's final action, so the agent must explore) and ``long`` (12 rooms, four 5-action quests,
+    24 objects: 15-40 commands, full budgets 30-80). The set and its failure states are rebuilt by
+    ``python -m budgetgym.envs.navigation.assets``.
 
 Action Space:
     Text (``UnicodeText``). A game command, bare (``go north``, ``take brass key``) or as a tool
@@ -45,7 +46,8 @@ Registered Configurations:
     ``budgetgym/Navigation-v0``: the shipped games of both splits (``split="train"`` or ``"test"``),
     and their curated failure states for ``ErrorInjection``. Needs the ``navigation`` extra
     (``pip install 'budgetgym[navigation]'``, which installs ``textworld``); without it ``gym.make``
-    raises ``NavigationNotInstalled`` with that command.
+    raises ``NavigationNotInstalled`` with that command. Making the env only checks that TextWorld is
+    installed; it is imported when the first game is loaded (``reset`` or ``check_backend``).
 
 Notes:
     The oracle is TextWorld's winning policy from the current state (its quest trees follow every
@@ -62,7 +64,7 @@ from typing import Any, ClassVar, Sequence
 from budgetgym.core import Action, BackendUnavailable, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolCall
 from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
-from budgetgym.envs.navigation import games
+from budgetgym.envs.navigation import games, mistakes
 from budgetgym.envs.navigation.tools.command import MAX_COMMAND_BYTES, TOOL as COMMAND, command_error
 
 STEP_LIMITS = Limits(seconds=10.0, max_size=1 * 2**20)
@@ -88,9 +90,7 @@ class NavigationEnv(TextEnv):
         "'open door', 'take key from table', 'unlock chest with key', 'put apple on table' or 'look'. "
         "The game's opening text states your objective; the commands the game accepts now are listed "
         "as admissible actions.")
-    failure_kinds: ClassVar[tuple[str, ...]] = (
-        "wrong_direction", "needed_object_dropped", "wrong_object_taken", "door_closed", "distractor_chased",
-        "wrong_place")
+    failure_kinds: ClassVar[tuple[str, ...]] = mistakes.KINDS
     exploits: ClassVar[dict[str, str]] = {
         "cycle-admissible": "budgetgym.eval.exploits.navigation:CycleAdmissible",
         "pack-admissible": "budgetgym.eval.exploits.navigation:PackAdmissible",
@@ -136,6 +136,7 @@ class NavigationEnv(TextEnv):
         game_id = task["game"]
         engine = self._engines.get(game_id)
         if engine is None:
+            games.import_textworld()  # first needed here: making the env only checked it is installed
             with games.TEXTWORLD_LOCK:  # TextWorld parses while an engine is built: one thread at a time
                 engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
             self._engines[game_id] = engine
@@ -178,6 +179,8 @@ class NavigationEnv(TextEnv):
         """The engine loads the first task's game (TextWorld's story file in the Z-machine)."""
         try:
             self._engine_for(self.tasks[0])
+        except games.NavigationNotInstalled:
+            raise
         except Exception as err:  # the Z-machine's and TextWorld's failures have no common base
             raise BackendUnavailable(
                 f"budgetgym/Navigation-v0: the game engine did not load ({type(err).__name__}: "
@@ -286,77 +289,8 @@ class NavigationEnv(TextEnv):
         intended = plan[0].calls[0].arguments["command"]
         later = " | ".join(a.calls[0].arguments["command"] for a in plan)
         admissible = [c for c in self._engine.admissible_commands() if c != intended]
-        choice = _MISTAKES[kind](intended, later, admissible)
+        choice = mistakes.candidates(kind, intended, later, admissible)
         if not choice:
             return None
         command, description = rng.choice(choice)
         return _call(command), description
-
-
-def _objects_in(command: str) -> list[str]:
-    """The object names of a TextWorld command ('take key from table' -> ['key', 'table'])."""
-    words = command.split(" ", 1)
-    if len(words) < 2:
-        return []
-    rest = words[1]
-    for joint in (" from ", " with ", " on ", " into "):
-        if joint in rest:
-            return [part.strip() for part in rest.split(joint, 1)]
-    return [rest.strip()]
-
-
-def _wrong_direction(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
-    if not intended.startswith("go "):
-        return []
-    return [(c, f"went {c[3:]} instead of {intended[3:]}") for c in admissible if c.startswith("go ")]
-
-
-def _needed_object_dropped(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
-    return [(c, f"dropped the {c[5:]}, which the task still needs") for c in admissible
-            if c.startswith("drop ") and c[5:] in later]
-
-
-def _wrong_object_taken(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
-    if not intended.startswith("take "):
-        return []
-    wanted = _objects_in(intended)[0]
-    return [(c, f"took the {_objects_in(c)[0]} instead of the {wanted}") for c in admissible
-            if c.startswith("take ") and _objects_in(c)[0] not in later]
-
-
-def _door_closed(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
-    found = []
-    for c in admissible:
-        if c.startswith("close ") and c[6:] in later:
-            found.append((c, f"closed the {c[6:]}, which the way ahead needs open"))
-        elif c.startswith("lock ") and _objects_in(c)[0] in later:
-            found.append((c, f"locked the {_objects_in(c)[0]}, which the way ahead needs unlocked"))
-    return found
-
-
-def _distractor_chased(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
-    found = []
-    for c in admissible:
-        verb = c.split(" ", 1)[0]
-        if verb in ("take", "open") and all(o not in later for o in _objects_in(c)):
-            found.append((c, f"chased a distractor: {'took' if verb == 'take' else 'opened'} the "
-                             f"{_objects_in(c)[0]}, which the task does not need"))
-    return found
-
-
-def _wrong_place(intended: str, later: str, admissible: list[str]) -> list[tuple[str, str]]:
-    if not intended.startswith(("put ", "insert ")):
-        return []
-    thing, place = _objects_in(intended)
-    return [(c, f"put the {thing} on or into the {_objects_in(c)[1]} instead of the {place}") for c in admissible
-            if c.startswith(("put ", "insert ")) and _objects_in(c)[0] == thing and _objects_in(c)[1] != place]
-
-
-_MISTAKES = {
-    "wrong_direction": _wrong_direction,
-    "needed_object_dropped": _needed_object_dropped,
-    "wrong_object_taken": _wrong_object_taken,
-    "door_closed": _door_closed,
-    "distractor_chased": _distractor_chased,
-    "wrong_place": _wrong_place,
-}

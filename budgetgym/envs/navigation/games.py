@@ -33,8 +33,29 @@ TEXTWORLD_LOCK = threading.RLock()
 unpacked: both are process-wide and must not run in two threads at once."""
 
 
+BACKEND_MODULES = ("jericho", "textworld")
+
+
 def require_textworld() -> None:
-    """Import TextWorld or fail with the install command."""
+    """Fail with the install command unless TextWorld and Jericho are installed, without importing
+    them: importing TextWorld is most of what making the env would cost (it is imported when the
+    first game is loaded, at reset or ``check_backend``, where :func:`import_textworld` checks it)."""
+    import importlib.util
+
+    for name in BACKEND_MODULES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError) as err:  # a broken parent package, or a module without a spec
+            found, detail = False, f"{name}: {err}"
+        else:
+            detail = f"no module named {name!r}"
+        if not found:
+            raise NavigationNotInstalled("navigation", "budgetgym/Navigation-v0", missing="TextWorld", detail=detail)
+
+
+def import_textworld() -> None:
+    """Import TextWorld and Jericho, or fail with the install command (an installed package that
+    does not import is refused here, before a game is loaded)."""
     try:
         import jericho  # noqa: F401
         import textworld  # noqa: F401
@@ -79,6 +100,7 @@ def _knowledge_base(blob: str) -> Any:
 def load_game(game: str, directory: Path = GAMES_DIR) -> Any:
     """TextWorld's ``Game`` for ``game`` (as ``Game.load``, with the knowledge base shared), loaded
     once per process."""
+    import_textworld()
     with TEXTWORLD_LOCK:
         return _load_game(game, directory)
 

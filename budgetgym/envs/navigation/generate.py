@@ -1,10 +1,12 @@
-"""Build the curated Navigation game set: ``python -m budgetgym.envs.navigation.generate``.
+"""The Navigation game generator: TextWorld games per tier from recorded seeds (library code; the
+family's data command is ``python -m budgetgym.envs.navigation.assets``).
 
 Every game comes from TextWorld's own generator (``textworld.generator.make_game`` and
 ``compile_game``; the Inform 7 compiler ships in the ``textworld`` wheel, so no network is needed),
 with the options of its tier (``TIERS``) and a recorded seed. A seed whose quest the generator
-cannot build is skipped, so the set is the first ``per_tier`` seeds from each tier's base that
-work; the seed of every game is recorded in its task record, and ``--only ID`` rebuilds one game.
+cannot build (or whose walkthrough is shorter than the tier's ``min_commands``) is skipped, so the
+set is the first ``per_tier`` (or the tier's ``games``) seeds from each tier's base that work; the
+seed of every game is recorded in its task record, and ``build_games(only=ID)`` rebuilds one game.
 
 Shipped per game, in ``budgetgym/assets/navigation/games/``:
 
@@ -26,7 +28,6 @@ walkthrough played through the env to a win, which the generator checks).
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import sys
@@ -34,6 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from budgetgym.core.tasks import ASSETS
 
@@ -58,12 +60,17 @@ class Tier:
     quests: int               # parallel quests, each worth one point (progress = score / max score)
     only_last_action: bool    # the objective names only each quest's last action: the agent must explore
     include_adj: bool         # adjectives in names ("rusty key"), so distractors look alike
+    games: int | None = None  # games in the tier (None: ``PER_TIER``)
+    min_commands: int = 0     # a seed whose walkthrough is shorter is skipped (parallel quests may share steps)
 
 
 TIERS: tuple[Tier, ...] = (
     Tier("easy", 1000, rooms=3, objects=5, quest_length=3, quests=1, only_last_action=False, include_adj=False),
     Tier("medium", 2000, rooms=6, objects=12, quest_length=4, quests=2, only_last_action=False, include_adj=True),
     Tier("hard", 3000, rooms=10, objects=20, quest_length=5, quests=2, only_last_action=True, include_adj=True),
+    # Long horizons: four parallel quests across twelve rooms, 15-40 commands (full budgets 30-80).
+    Tier("long", 4000, rooms=12, objects=24, quest_length=5, quests=4, only_last_action=False, include_adj=True,
+         games=9, min_commands=15),
 )
 PER_TIER = 22
 TEST_EVERY = 3  # every third game of a tier is in the test split
@@ -120,7 +127,7 @@ def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAM
     except QuestGenerationError:
         return None
     walkthrough = list(game.metadata.get("walkthrough") or game.walkthrough or [])
-    if len(walkthrough) < tier.quest_length or game.max_score != tier.quests:
+    if len(walkthrough) < max(tier.quest_length, tier.min_commands) or game.max_score != tier.quests:
         return None
     story = Path(compile_game(game, options))
     out.mkdir(parents=True, exist_ok=True)
@@ -161,29 +168,35 @@ def finish_record(record: dict) -> dict:
     return dict(draft, oracle_turns=played.turns, max_turns=full_budget(played.turns))
 
 
-def main(argv: list[str] | None = None) -> int:
-    from budgetgym.core.jsonl import read_jsonl, write_jsonl
+def build_games(per_tier: int = PER_TIER, only: str | None = None, tasks_only: bool = False,
+                tiers: Sequence[str] | None = None) -> list[dict]:
+    """The finished task records of the game set, the games written to ``GAMES_DIR`` on the way.
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-tier", type=int, default=PER_TIER)
-    parser.add_argument("--only", help="rebuild this game id only (its recorded seed)")
-    parser.add_argument("--tasks-only", action="store_true", help="recompute tasks.jsonl from the shipped games")
-    args = parser.parse_args(argv)
+    ``tiers`` builds those tiers afresh and keeps the other tiers' shipped records (all when None);
+    ``only`` rebuilds one game from its recorded seed, ``tasks_only`` none (the records are
+    recomputed from the shipped games)."""
+    from budgetgym.core.jsonl import read_jsonl
+
     existing = {r["id"]: r for r in read_jsonl(TASKS_PATH)} if TASKS_PATH.exists() else {}
+    unknown = set(tiers or ()) - {tier.name for tier in TIERS}
+    if unknown:
+        raise ValueError(f"no tier {sorted(unknown)}; the tiers are {[tier.name for tier in TIERS]}")
+    if only is not None and only not in existing:
+        raise ValueError(f"no shipped game {only!r} to rebuild")
     records: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="budgetgym-navgen-") as tmp:
         work = Path(tmp)
         for tier in TIERS:
-            if args.tasks_only or args.only:
+            if tasks_only or only or (tiers is not None and tier.name not in tiers):
                 for gid, rec in existing.items():
                     if rec["tier"] != tier.name:
                         continue
-                    if args.only == gid:
+                    if only == gid:
                         rec = build_game(tier, int(gid.rsplit("-", 1)[1]), rec["generator"]["seed"], work)
                     records[gid] = rec
                 continue
             seed, index = tier.seed_base, 0
-            while index < args.per_tier:
+            while index < (tier.games or per_tier):
                 started = time.time()
                 record = build_game(tier, index, seed, work)
                 seed += 1
@@ -193,11 +206,4 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{record['id']}: seed {record['generator']['seed']}, {len(record['walkthrough'])} steps, "
                       f"{time.time() - started:.1f}s", file=sys.stderr, flush=True)
                 index += 1
-    finished = [finish_record(records[gid]) for gid in sorted(records)]
-    write_jsonl(TASKS_PATH, finished)
-    print(f"{len(finished)} games -> {TASKS_PATH}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return [finish_record(records[gid]) for gid in sorted(records)]
