@@ -49,6 +49,8 @@ _SNAPSHOT_FIELDS = ("format", "env", "env_id", "version", "task_id", "task_finge
                     "first_observation", "transcript", "solved", "failed", "progress", "state")
 # A transcript records a non-string action by its repr, which may be longer than any text action.
 _MAX_RECORDED_ACTION = 1 << 20
+#: Snapshot digests a TextEnv remembers as schema-checked (the oldest forgotten first).
+_SCHEMA_CHECKED_KEPT = 4096
 
 
 class SnapshotError(ValueError):
@@ -215,6 +217,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._progress = 0.0
         self._terminal_reward: float | None = None
         self._ready = False
+        # Digests of snapshots whose state passed the state schema here: the same bytes again need
+        # no second validation (any edit changes the digest, and is checked in full).
+        self._schema_checked: dict[str, None] = {}
 
     # ------------------------------------------------------------------ the family's part
 
@@ -549,7 +554,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             self._first_observation = snap["first_observation"]
             self._transcript = [(a, o) for a, o in transcript]
             self._turn = len(transcript)
-            self._check_state(task, snap["state"])
+            if snap["digest"] not in self._schema_checked:
+                self._check_state(task, snap["state"])
+                if len(self._schema_checked) >= _SCHEMA_CHECKED_KEPT:
+                    self._schema_checked.pop(next(iter(self._schema_checked)))
+                self._schema_checked[snap["digest"]] = None
             self._set_state(task, snap["seed"], snap["state"])
             self._calls = self._count_calls(transcript)
             self._solved, self._failed, self._progress = expected

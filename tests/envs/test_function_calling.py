@@ -224,6 +224,16 @@ def test_a_corrupt_fast_state_is_refused():
     for bad in ({"backend": [], "user_turn": 0, "turn_calls": []}, {"backend": {}, "user_turn": 99, "turn_calls": []}, 7):
         with pytest.raises(SnapshotError):
             env.reset(options={"snapshot": {**snapshot, "state": bad}})
+    # A restore remembers the digests whose state passed the schema; an edited state has another
+    # digest, so it is checked in full even with its digest recomputed (a forgery).
+    from budgetgym.core.env import snapshot_digest
+
+    env.reset(options={"snapshot": snapshot})
+    forged = copy.deepcopy(snapshot)
+    forged["state"]["backend"]["cwd"] = 7
+    forged["digest"] = snapshot_digest(forged)
+    with pytest.raises(SnapshotError, match="state schema"):
+        env.reset(options={"snapshot": forged})
 
 
 def test_a_fast_state_outside_its_tasks_bounds_is_refused_and_changes_nothing():

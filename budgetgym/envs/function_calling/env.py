@@ -1,13 +1,14 @@
 """FunctionCalling-v0: serve a user's requests through the tools of a stateful service.
 
 Description:
-    The agent is the assistant of a user who makes a short sequence of requests (a multi-turn
-    conversation) about one of four small, deterministic, in-memory services: a file system, a
-    messaging app (contacts, inbox, sent, trash), a calendar (events, attendees, conflicts) and a
-    bank with a brokerage account (balances, transfers, payees, bill payments, stock orders). Each
-    service has real behaviour and real error messages; tool results are JSON text. Some requests
-    need several calls, some need a fact from an earlier result (find a file, then move it), some
-    are ambiguous (ask which one) and some cannot be done with the tools at hand (say so).
+    The agent is the assistant of a user who makes a sequence of requests (a multi-turn
+    conversation: two to five user turns, eight to twelve in the long ones) about one of four small,
+    deterministic, in-memory services: a file system, a messaging app (contacts, inbox, sent,
+    trash), a calendar (events, attendees, conflicts) and a bank with a brokerage account (balances,
+    transfers, payees, bill payments, stock orders). Each service has real behaviour and real error
+    messages; tool results are JSON text. Some requests need several calls, some need a fact from an
+    earlier result (find a file, then move it), some are ambiguous (ask which one) and some cannot
+    be done with the tools at hand (say so).
 
 Action Space:
     Text (``UnicodeText``). One turn is either tool calls, in any form of the shared parser (a JSON
@@ -68,7 +69,8 @@ Termination:
 Registered Configurations:
     ``budgetgym/FunctionCalling-v0``: every shipped task of both splits (``split="train"`` or
     ``"test"`` to choose one). The shipped tasks are a hand-written curated set plus seeded generated
-    ones, and ``failure_states.jsonl`` holds curated failure states (five kinds of mistake, in
+    ones and long generated conversations (``source`` ``"generated-long"``: 8-12 user turns, full
+    budgets 32-52), and ``failure_states.jsonl`` holds curated failure states (five kinds of mistake, in
     ``mistakes.py``) for ``ErrorInjection``; ``python -m budgetgym.envs.function_calling.assets``
     rebuilds both. For more tasks, ``python -m budgetgym.envs.function_calling.assets --generate
     --seed 0 --n 5000 --out tasks.jsonl`` and ``gym.make(..., tasks=TaskSet(read_jsonl(path)))``.
@@ -409,6 +411,8 @@ class FunctionCallingEnv(TextEnv):
         if replies is None:
             replies = self._replies[task.id] = [self._reply_after(task, done) for done in range(len(turns))]
         for number, (_, observation) in enumerate(transcript, 1):
+            if not observation.startswith("User:"):
+                continue  # a tool result or a refused action: neither a reply nor an objection
             if completed < len(turns) and observation == replies[completed]:
                 completed += 1
             elif observation.startswith(OBJECTION) and observation != self._objection(turns[min(completed, len(turns) - 1)]):
