@@ -260,7 +260,7 @@ class _Perturbed(ast.NodeTransformer):
         clone = copy.deepcopy(function)
         clone.decorator_list = []
         clone.args.args.append(ast.arg("out"))
-        clone.body = [self.visit(statement) for statement in clone.body]
+        self.generic_visit(clone)  # flattens the statements an assertion becomes
         return clone if self.changed else None
 
     def visit_Call(self, node: ast.Call) -> ast.Call:
