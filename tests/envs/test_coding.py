@@ -312,3 +312,14 @@ def test_the_contract_checks_hold_on_docker_too():
         assert rollout(env, "oracle", start=(observation, info)).success
     finally:
         env.close()
+
+
+def test_one_file_per_role_assets_is_the_one_command_and_mistakes_holds_the_kinds(capsys):
+    """generate.py had a command line of its own beside assets.py; the mistakes lived in env.py."""
+    from budgetgym.envs.coding import assets, generate, mistakes
+    from budgetgym.envs.coding.env import CodingEnv
+
+    assert not hasattr(generate, "main") and CodingEnv.failure_kinds == mistakes.KINDS
+    with pytest.raises(SystemExit) as refused:
+        assets.main(["--seed", "1"])  # another task set, but where to? nothing shipped is touched
+    assert refused.value.code == 2 and "--out" in capsys.readouterr().err
