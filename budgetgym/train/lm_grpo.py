@@ -124,8 +124,6 @@ def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path,
 
 def _iteration(env: Any, agent: LMAgent, optimizer: Any, task_ids: list[str], config: LMTrainConfig,
                iteration: int) -> dict[str, Any]:
-    import torch
-
     rng = np.random.default_rng([config.seed, iteration])
     chosen = rng.choice(len(task_ids), size=min(config.tasks_per_iteration, len(task_ids)), replace=False)
     returns, successes, turns, caps, groups = [], [], [], [], []
@@ -146,28 +144,38 @@ def _iteration(env: Any, agent: LMAgent, optimizer: Any, task_ids: list[str], co
         returns.extend(rewards.tolist())
         groups.append((group, rewards - rewards.mean()))
     play_seconds = time.perf_counter() - started
-    agent.model.train()
+    losses = policy_gradient_step(agent.model, optimizer, groups)
+    return {"iteration": iteration, "mean_reward": float(np.mean(returns)), "success_rate": float(np.mean(successes)),
+            "mean_turns": float(np.mean(turns)), "mean_cap": float(np.mean(caps)), "episodes": len(returns),
+            "loss": float(np.sum(losses)) if losses else 0.0, "updated_episodes": len(losses),
+            "play_seconds": play_seconds, "model_seconds": agent.stats["seconds"] - model_seconds}
+
+
+def policy_gradient_step(model: Any, optimizer: Any, groups: list[tuple[list[tuple[float, Any]], np.ndarray]]) -> list[float]:
+    """One GRPO update from ``groups`` (each: its episodes as (return, trace), and their advantages);
+    the per-episode losses. An episode whose advantage is 0 carries no signal and is skipped."""
+    import torch
+
+    model.train()
     optimizer.zero_grad()
-    episodes = len(returns)
+    episodes = sum(len(group) for group, _ in groups)
     losses = []
     for group, advantages in groups:
         for (_, trace), advantage in zip(group, advantages):
             if advantage == 0.0 or not trace:
-                continue  # no signal: the whole group earned the same
-            loss = -float(advantage) * sequence_log_prob(agent.model, trace) / episodes
+                continue
+            loss = -float(advantage) * sequence_log_prob(model, trace) / episodes
             loss.backward()
             losses.append(float(loss.detach()))
-    torch.nn.utils.clip_grad_norm_(agent.model.parameters(), 1.0)
-    optimizer.step()
-    agent.model.eval()
-    return {"iteration": iteration, "mean_reward": float(np.mean(returns)), "success_rate": float(np.mean(successes)),
-            "mean_turns": float(np.mean(turns)), "mean_cap": float(np.mean(caps)), "episodes": episodes,
-            "loss": float(np.sum(losses)) if losses else 0.0, "updated_episodes": len(losses),
-            "play_seconds": play_seconds, "model_seconds": agent.stats["seconds"] - model_seconds}
+    if losses:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+    model.eval()
+    return losses
 
 
 def read_curve(out: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(Path(out) / "curve.jsonl")
 
 
-__all__ = ["LMTrainConfig", "REWARDS", "read_curve", "sequence_log_prob", "train_lm", "training_env"]
+__all__ = ["LMTrainConfig", "REWARDS", "policy_gradient_step", "read_curve", "sequence_log_prob", "train_lm", "training_env"]
