@@ -39,8 +39,8 @@ equal to anything). The graded copies of the test files are *armed* for that:
   of the shipped library in record mode, made only when a guard fires and kept per process;
 * each fail-to-pass test that takes no arguments gains hidden perturbed copies: the literals it
   passes to calls are changed by each rule of :data:`PERTURBATIONS` (every number shifted by 1
-  and by 2, numbers doubled and strings repeated, strings repeated, one number at a time shifted
-  by 1), and each assertion records its operands' ``repr`` instead of checking them. The run's own ``conftest.py`` runs the copies on
+  and by 2, numbers doubled and strings repeated, strings repeated, the i-th number of every call
+  shifted by 1), and each assertion records its operands' ``repr`` instead of checking them. The run's own ``conftest.py`` runs the copies on
   the *shipped* library first (from a folder of the tree, before any test file and so before the
   agent's library is imported), keeping the records that come out the same twice; the copies
   then run as tests under the agent's library and must give the same records. A fix that
@@ -123,7 +123,8 @@ GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " "
 
 #: The perturbed copies of a fail-to-pass test, each a rule for the literals it passes to calls:
 #: ("shift", k) adds k to every number; ("scale", k) multiplies every number by k and repeats every
-#: string k times; ("text", k) repeats only the strings; ("one", i) adds 1 to the i-th number only.
+#: string k times; ("text", k) repeats only the strings; ("one", i) adds 1 to the i-th number of
+#: each call only.
 PERTURBATIONS = (("shift", 1), ("shift", 2), ("scale", 2), ("text", 2), ("one", 0), ("one", 1), ("one", 2), ("one", 3))
 _PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
 _SITES_MARK = "budgetgym-grading-sites: "
@@ -265,6 +266,7 @@ class _Perturbed(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.Call:
         self.generic_visit(node)
+        self.numbers = 0  # "one" counts the numbers of each call: the i-th of every call is shifted
         node.args = [self._changed(a) for a in node.args]
         for keyword in node.keywords:
             keyword.value = self._changed(keyword.value)
