@@ -137,3 +137,83 @@ def test_recovery_on_mismatched_state_sets_is_an_error():
     recovery = {"base": {"s1": 0.0, "s2": 0.0}, "full": {"s1": 1.0, "s3": 1.0}, "mix": {"s1": 0.0, "s2": 1.0}}
     with pytest.raises(ValueError, match="different states"):
         judge_claims(*_summary(recovery=recovery))
+
+
+def test_compare_rewards_reads_intervals_and_counts_a_tie_as_no_difference():
+    from budgetgym.train.study import compare_rewards, interval_verdict
+
+    assert interval_verdict(0.01, 0.3, "up", "down") == "up"
+    assert interval_verdict(-0.3, -0.01, "up", "down") == "down"
+    assert interval_verdict(-0.2, 0.4, "up", "down").startswith("no difference")
+    budgets, ks = [0.5, 1.0], [1]
+    wide = _cells(budgets, ks, lambda b, k: 0.2, lambda b, k: -0.1, lambda b, k: 0.5)
+    better = _cells(budgets, ks, lambda b, k: 0.3, lambda b, k: 0.1, lambda b, k: 0.5)
+    summary = {"differences": {f"{g}-oracle-distance-{g}/{r}": (better if g == "full" else wide)
+                               for g in ("full", "mix") for r in ("none", "remaining")}}
+    rows = compare_rewards(summary, ["sparse", "oracle-distance"], budgets, ks)
+    assert len(rows) == 2 * 2 * 2  # regime x reveal x (tight, full)
+    assert {r["verdict"] for r in rows if r["regime"] == "full"} == {"oracle-distance better"}
+    assert all(r["verdict"].startswith("no difference") for r in rows if r["regime"] == "mix")  # a point of +0.2 decides nothing
+
+
+# ------------------------------------------------------------------ the language-model policy
+
+
+@pytest.fixture(scope="module")
+def lm_study(tmp_path_factory):
+    from budgetgym.train.study import StudyConfig
+
+    out = tmp_path_factory.mktemp("lm-study")
+    config = StudyConfig.tiny(FC, max_new_tokens=8)
+    return out, config, run_study(out, config, log=lambda message: None)
+
+
+def test_the_lm_study_at_tiny_size_writes_a_report_recomputed_from_its_files(lm_study):
+    out, config, summary = lm_study
+    assert config.policy == "lm"  # the default study's learner writes its actions as text
+    assert json.loads(json.dumps(summarize_study(out, config), sort_keys=True)) == \
+        json.loads((out / "summary.json").read_text())
+    report = (out / "report.md").read_text()
+    assert "causal language model" in report and "## Limitations" in report
+    for claim in summary["claims"]:
+        assert claim["verdict"] in report
+    sft = [json.loads(line) for line in (out / "sft_curve.jsonl").read_text().splitlines()]
+    assert all(np.isfinite(row["loss"]) for row in sft)
+    for name in ("full", "mix"):
+        curve = [json.loads(line) for line in (out / f"train-{name}" / "curve.jsonl").read_text().splitlines()]
+        assert curve and all(np.isfinite(row["loss"]) for row in curve)
+        assert (out / f"train-{name}" / "model" / "config.json").exists()
+    assert {r["agent_config"]["name"] for r in (json.loads(line) for line in
+                                                 (out / "episodes-base.jsonl").read_text().splitlines())} == {"base"}
+
+
+def test_the_sft_base_and_a_grpo_step_change_the_weights(lm_study):
+    import torch
+
+    from budgetgym.train import lm
+    from budgetgym.train.lm_grpo import policy_gradient_step
+
+    out, config, _ = lm_study
+    init, _ = lm.load(out / "init")
+    model, tokenizer = lm.load(out / "base")
+    assert any(not torch.equal(a, b) for a, b in zip(init.parameters(), model.parameters()))  # SFT moved them
+    agent = lm.LMAgent(model, tokenizer, name="base", max_new_tokens=4)
+    import gymnasium as gym
+
+    env = gym.make(FC, split="train")
+    traces = []
+    for seed in (0, 1):
+        observation, info = env.reset(seed=seed)
+        agent.reset(env, observation, info, seed)
+        agent.act(observation, info)
+        traces.append(list(agent.trace))
+    env.close()
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = policy_gradient_step(model, optimizer, [([(1.0, traces[0]), (0.0, traces[1])], np.array([0.5, -0.5]))])
+    assert len(losses) == 2 and all(np.isfinite(losses))
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    # A group whose returns are all equal carries no signal: nothing changes.
+    after = [p.detach().clone() for p in model.parameters()]
+    assert policy_gradient_step(model, optimizer, [([(1.0, traces[0]), (1.0, traces[1])], np.zeros(2))]) == []
+    assert all(torch.equal(a, b) for a, b in zip(after, model.parameters()))
