@@ -9,7 +9,7 @@ Description:
     objective spells out every step), ``medium`` (6 rooms, two 4-action quests, adjectives in names),
     ``hard`` (10 rooms, two 5-action quests, 20 objects, and the objective names only each
     quest's final action, so the agent must explore) and ``long`` (12 rooms, four 5-action quests,
-    24 objects: 15-40 commands, full budgets 30-80). The set and its failure states are rebuilt by
+    24 objects: walkthroughs of 15+ commands, oracles of 18-22, full budgets 36-44). The set and its failure states are rebuilt by
     ``python -m budgetgym.envs.navigation.assets``.
 
 Action Space:
