@@ -218,10 +218,12 @@ def cmd_study(args: argparse.Namespace) -> int:
     for env_id in env_ids:
         if args.quick:
             config = StudyConfig.quick(env_id)
+        elif args.policy == "linear":
+            config = StudyConfig.linear(env_id)
         elif args.size == "tiny":
-            config = StudyConfig.tiny(env_id, policy=args.policy)
+            config = StudyConfig.tiny(env_id)
         else:
-            config = StudyConfig(env_id=env_id, policy=args.policy)
+            config = StudyConfig(env_id=env_id)
         config = replace(config, seed=args.seed, rewards=rewards, model=args.model, device=args.device,
                          **({"iterations": args.iterations} if args.iterations else {}))
         run_study(out / env_id.split("/")[-1] if len(env_ids) > 1 else out, config)

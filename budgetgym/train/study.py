@@ -47,18 +47,20 @@ REVEALS = ("none", "remaining")
 class StudyConfig:
     """The study's sizes. ``quick()`` is the tests' seconds-long version."""
 
+    # The defaults are the language-model study's, sized for about an hour on 2 CPU cores (see
+    # docs/training.md); ``linear()`` gives the linear policy's own, larger sizes.
     env_id: str = "budgetgym/Navigation-v0"
-    iterations: int = 24
-    tasks_per_iteration: int = 8
-    group_size: int = 6
-    learning_rate: float = 1.0
-    eval_tasks: str | int = "test"
-    ks: tuple[int, ...] = (1, 2, 4, 8)
+    iterations: int = 4
+    tasks_per_iteration: int = 4
+    group_size: int = 4
+    learning_rate: float = 1e-4
+    eval_tasks: str | int = 8
+    ks: tuple[int, ...] = (1, 2)
     budgets: tuple[float, ...] = MIX_FRACTIONS
-    quality_tasks: int = 6
-    quality_rollouts: int = 4
-    recovery_attempts: int = 2
-    recovery_states: int = 24
+    quality_tasks: int = 3
+    quality_rollouts: int = 2
+    recovery_attempts: int = 1
+    recovery_states: int = 8
     seed: int = 0
     #: ``"lm"``: a causal LM that writes its actions (the study); ``"linear"``: the cheap linear softmax
     #: over the env's candidate actions (privileged: the candidates include the right one).
@@ -84,6 +86,13 @@ class StudyConfig:
                              eval_tasks=1, ks=(1,), budgets=(0.5, 1.0), quality_tasks=1, quality_rollouts=1,
                              recovery_attempts=1, recovery_states=1, lm_size="micro", sft_tasks=2, sft_episodes=1,
                              sft_steps=2, max_new_tokens=12), **changes})
+
+    @classmethod
+    def linear(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
+        """The linear policy over candidate actions (privileged), at its own sizes (about 9 minutes)."""
+        return cls(env_id=env_id, iterations=24, tasks_per_iteration=8, group_size=6, learning_rate=1.0,
+                   eval_tasks="test", ks=(1, 2, 4, 8), quality_tasks=6, quality_rollouts=4, recovery_attempts=2,
+                   recovery_states=24, policy="linear")
 
     @classmethod
     def quick(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
