@@ -49,7 +49,7 @@ Termination:
 
 Registered Configurations:
     ``budgetgym/MiniWoB-v0``: the thirty-three tasks (or those of ``task=KEYWORD``), on the train
-    and test splits; 108 curated failure states (``wrong_click``: another checkbox, tab, folder or
+    and test splits; 107 curated failure states (``wrong_click``: another checkbox, tab, folder or
     field than the oracle's; ``idle_click``: a click on mere text) on both, at five episode seeds
     (instances) of each task, from ``python -m budgetgym.envs.miniwob.assets``. Needs
     ``pip install 'budgetgym[web]'`` (the ``miniwob`` package) and Chromium with its driver
