@@ -97,12 +97,11 @@ the ground truth's path it plans from the state first (a file system in another 
 ground truth has it is brought back with ``cd`` calls). ``failure_states.jsonl`` holds 120 curated
 failure states, 60 of each kind (``wrong_directory``: a ``cd`` of the agent's own; ``wasted_call``: a
 read that does not serve the request), spread over the four categories, for ``ErrorInjection``;
-``python -m budgetgym.envs.bfcl.failures`` rebuilds them with the core's failure-state builder.
+``python -m budgetgym.envs.bfcl.assets`` rebuilds them with the core's failure-state builder.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from typing import Any, Iterable, Mapping, Sequence
@@ -112,15 +111,13 @@ from budgetgym.core.env import BackendUnavailable, Outcome, TextEnv
 from budgetgym.core.tasks import Task, TaskSet
 from budgetgym.core.tools import Tool
 from budgetgym.core.limits import Limits
+from budgetgym.envs.bfcl import mistakes
 from budgetgym.envs.bfcl.backend import BFCL_LIMITS, Backend
 from budgetgym.envs.bfcl.schemas import class_tools
 from budgetgym.envs.bfcl.tasks import CATEGORIES, MAX_CALLS_PER_STEP, load_category
 from budgetgym.envs.bfcl.upstream import load_upstream
 
 _FILE_SYSTEM = "GorillaFileSystem"
-# Functions that only read, for the wasted_call mistake: these names, and names with these prefixes.
-_READS = frozenset({"ls", "pwd"})
-_READ_PREFIXES = ("get_", "list_", "view_", "display_")
 DONE_ANSWER = "Done."
 CANNOT_ANSWER = "I cannot do that: a function or a detail it needs is missing."
 
@@ -149,7 +146,7 @@ class BFCLEnv(TextEnv):
     )
     #: The exploit probe reports this family's figures as they are: the verdicts are BFCL's own
     #: checkers', which never read the agent's messages (see ``budgetgym.eval.exploits``).
-    failure_kinds = ("wrong_directory", "wasted_call")
+    failure_kinds = mistakes.KINDS
     state_changing_kinds = ()  # neither moves what BFCL's state check compares (a folder is private)
     exploit_upstream = ("scored by BFCL's own state and response checkers, which do not read the agent's messages; "
                         "the figures are upstream's, reported as they are")
@@ -274,34 +271,10 @@ class BFCLEnv(TextEnv):
         calls; ``wasted_call``: a read that does not serve the request (a listing, a lookup without
         arguments). Neither changes what BFCL's state check compares; the oracle recovers from both
         (it brings the folder back, and extra results do not hurt BFCL's response check)."""
-        intended = plan[0]
-        if kind == "wrong_directory":
-            system = self._backend.instances.get(_FILE_SYSTEM)
-            if system is None or "cd" not in self.tools or intended.is_message:
-                return None
-            here = system.pwd()["current_working_directory"]
-            folders = [".."] if here.strip("/").count("/") else []
-            for name in system.ls(a=True)["current_directory_content"]:
-                if "/" not in name and "error" not in (copy.deepcopy(system).cd(name) or {}):
-                    folders.append(name)
-            planned = {call.arguments.get("folder") for call in intended.calls if call.name == "cd"}
-            folders = [folder for folder in folders if folder not in planned]
-            if not folders:
-                return None
-            folder = rng.choice(sorted(folders))
-            return (Action((ToolCall("cd", {"folder": folder}),)),
-                    f"changed into the wrong folder with cd(folder={folder!r}) in user turn {self._user_turn + 1}")
-        if kind == "wasted_call":
-            reads = sorted(name for name, tool in self.tools.items()
-                           if (name in _READS or name.startswith(_READ_PREFIXES)) and not tool.parameters.get("required"))
-            made = set() if intended.is_message else {call.name for call in intended.calls}
-            reads = [name for name in reads if name not in made]
-            if not reads:
-                return None
-            name = rng.choice(reads)
-            return (Action((ToolCall(name, {}),)),
-                    f"made a call that does not serve the request, {name}(), in user turn {self._user_turn + 1}")
-        return None
+        if kind not in self.failure_kinds:
+            return None
+        return mistakes.propose(kind, self._backend.instances.get(_FILE_SYSTEM), self.tools, plan[0],
+                                self._user_turn, rng)
 
     def state_key(self) -> str:
         """The public attributes of the agent's instances, what BFCL's state check compares, as text."""

@@ -1,7 +1,7 @@
-"""BFCL-v0's curated failure states, built by the core's failure-state builder
-(:mod:`budgetgym.core.failures`) from the env's mistakes (``BFCLEnv.propose_mistake``):
+"""BFCL-v0's shipped data, its one rebuild command: the curated failure states, built by the core's failure-state builder
+(:mod:`budgetgym.core.failures`) from the env's mistakes (``mistakes.py``, asked by ``BFCLEnv.propose_mistake``):
 
-    python -m budgetgym.envs.bfcl.failures
+    python -m budgetgym.envs.bfcl.assets
 
 writes ``budgetgym/assets/bfcl/failure_states.jsonl``: ``PER_KIND`` states of each kind
 (``wrong_directory``, ``wasted_call``), over tasks taken from the four categories (the splits) in
