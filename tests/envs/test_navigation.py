@@ -58,7 +58,13 @@ def _walk(env, rng, steps):
 
 def test_the_game_set_meets_the_counts():
     tiers = Counter(task["tier"] for task in TASKS)
-    assert len(TASKS) >= 60 and len(tiers) >= 3 and min(tiers.values()) >= 20
+    assert len(TASKS) >= 73 and len(tiers) >= 4 and min(n for tier, n in tiers.items() if tier != "long") >= 20
+    # Long horizons (issue 22): 12+ rooms, quests of 15-40 commands, full budgets 30-80, on both splits.
+    long = [task for task in TASKS if task["tier"] == "long"]
+    assert len(long) >= 7 and {task.split for task in long} == {"train", "test"}
+    for task in long:
+        assert task["generator"]["rooms"] >= 12 and 15 <= task["oracle_turns"] <= 40, task.id
+        assert 30 <= task.max_turns <= 80, task.id
     assert {(t["tier"], t.split) for t in TASKS} == {(tier.name, s) for tier in TIERS for s in ("train", "test")}
     for task in TASKS:
         assert task.max_turns == full_budget(task["oracle_turns"]), task.id
@@ -425,6 +431,9 @@ def test_failure_states_meet_the_counts():
     for split in ("train", "test"):
         on_split = Counter(s["kind"] for s in FAILURES if TASKS.get(s["task_id"]).split == split)
         assert set(on_split) == set(kinds), (split, on_split)
+        on_long = {s["task_id"] for s in FAILURES if TASKS.get(s["task_id"])["tier"] == "long"
+                   and TASKS.get(s["task_id"]).split == split}
+        assert len(on_long) >= 2, (split, on_long)  # so `probe recovery --split test` has long horizons
     for state in FAILURES:
         assert state["description"] and state["task_id"] in TASKS
         assert state["error_step"] == len(state["snapshot"]["transcript"]) - 1
@@ -505,6 +514,52 @@ def test_eval_and_both_probes_run_on_navigation(tmp_path, capsys):
     written = sorted(p.name for p in (tmp_path / "probe").iterdir())
     assert "action_quality.json" in written and any(name.startswith("recovery") for name in written)
     capsys.readouterr()
+
+
+def test_one_file_per_role():
+    """Issue 26: ``assets.py`` is the family's one data command, ``generate.py`` library code,
+    ``mistakes.py`` the kinds ``propose_mistake`` draws from; no ``failures.py``."""
+    from budgetgym.envs.navigation import assets, generate, mistakes
+
+    package = Path(generate.__file__).parent
+    assert not (package / "failures.py").exists()
+    assert callable(assets.main) and not hasattr(generate, "main")
+    assert "__main__" not in Path(generate.__file__).read_text()
+    assert NavigationEnv.failure_kinds == mistakes.KINDS == tuple(mistakes.MISTAKES)
+    assert {state["kind"] for state in FAILURES} <= set(mistakes.KINDS)
+    with pytest.raises(ValueError, match="no tier"):
+        generate.build_games(tiers=["epic"])
+
+
+MAKE_PROBE = """
+import sys
+{block}
+import gymnasium as gym
+import budgetgym
+try:
+    env = gym.make("budgetgym/Navigation-v0")
+except Exception as err:
+    print(type(err).__name__, err)
+print("textworld" in sys.modules, "jericho" in sys.modules)
+"""
+
+
+def test_make_imports_textworld_only_when_a_game_is_loaded():
+    """``gym.make`` checks TextWorld is installed without importing it (most of what making cost,
+    issue 27); without it, ``make`` still fails with the install command."""
+    def probe(block=""):
+        out = subprocess.run([sys.executable, "-c", MAKE_PROBE.format(block=block)], capture_output=True,
+                             text=True, check=True, cwd=ROOT)
+        return out.stdout.strip().splitlines()
+
+    assert probe() == ["False False"]
+    missing = probe("sys.modules['textworld'] = None  # as if it were not installed")
+    assert missing[0].startswith("NavigationNotInstalled") and "pip install 'budgetgym[navigation]'" in missing[0]
+    env = NavigationEnv(task_ids=["nav-easy-000"])  # and once a game is loaded, it plays
+    try:
+        assert env.reset(seed=0)[0] and "textworld" in sys.modules
+    finally:
+        env.close()
 
 
 def test_a_step_past_its_time_limit_is_undone(env, monkeypatch):
