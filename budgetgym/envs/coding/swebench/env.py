@@ -47,6 +47,7 @@ Registered Configurations:
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import re
@@ -73,6 +74,13 @@ _BUILT_FAILURE_STATES: dict[tuple[tuple[str, ...], str], tuple[Mapping[str, Any]
 
 class InstancesMissing(FileNotFoundError):
     """No instance file was named: SWE-bench data is not shipped, the user points to it."""
+
+
+def _require_swebench() -> None:
+    """The swebench extra is installed: a MissingExtra at make, not at the first grading. Found, not
+    imported: its harness imports datasets, pandas and modal (about 6 s), paid by the first grading."""
+    if importlib.util.find_spec("swebench") is None:
+        raise MissingExtra("swebench", "budgetgym/SWEBench-v0", missing="the swebench package")
 
 
 def _swebench():
@@ -254,7 +262,7 @@ class SWEBenchEnv(TextEnv):
     def __init__(self, instances: str | None = None, split: str | None = None, task_ids: list[str] | None = None,
                  reward_mode: str = "sparse", render_mode: str | None = None, max_turns: int | None = None,
                  limits: Limits | None = None, output_limit: int = 8000, pool_size: int = 1) -> None:
-        _swebench()
+        _require_swebench()
         path = instances or os.environ.get("BUDGETGYM_SWEBENCH_INSTANCES")
         if not path:
             raise InstancesMissing("SWEBench-v0 needs SWE-bench instances: gym.make('budgetgym/SWEBench-v0', "
