@@ -187,3 +187,23 @@ def test_envs_in_several_threads_play_alike_and_leave_the_process_as_it_was(monk
     assert all(all(wins) and len(wins) == 4 for wins in results), results
     assert not clashes
     assert fast_downward.pddl2sas is translate and sys.argv == argv
+
+
+def test_a_failure_state_is_built_from_a_mistake_and_error_injection_recovers_from_it(alfworld_env):
+    import random
+
+    from budgetgym.core.failures import build_failure_state
+    from budgetgym.wrappers import ErrorInjection
+
+    base = alfworld_env.unwrapped
+    assert base.failure_kinds == ("wrong_receptacle", "wrong_object", "wasted_action")
+    task = base.tasks.get("valid_unseen/pick_and_place_simple-Cup-None-SideTable-6/trial_budgetgym_6")
+    # One kind that moves the game's facts (the builder checks it left the clean path): one build is ~10 s.
+    states = [build_failure_state(alfworld_env, task, "wrong_object", random.Random(0))]
+    assert states[0] is not None and states[0]["kind"] == "wrong_object"
+    taken = states[0]["snapshot"]["transcript"][-1]
+    assert "take" in str(taken) and "cup 1" not in states[0]["description"].split(" instead")[0]
+    env = ErrorInjection(alfworld_env, states=states)
+    observation, info = env.reset(seed=0)
+    assert info["injected_error"]["kind"] == "wrong_object"
+    assert rollout(env, "oracle", start=(observation, info)).success

@@ -46,6 +46,10 @@ Notes:
     for, once per state: TextWorld's ``policy_commands`` info would replan after every step whoever
     plays. Snapshots restore by replay (the PDDL engine's state has no save format).
 
+    Failure states: ``propose_mistake`` makes the kinds of ``mistakes.py`` (``wrong_receptacle``,
+    ``wrong_object``, ``wasted_action``) for the core's builder (``budgetgym.core.failures``). None
+    are shipped: ALFWorld's games are a download, so they are built from the games there are.
+
     An env keeps at most ``ENGINES_KEPT`` TextWorld PDDL environments, each with a game loaded, and
     loads a new game into the least recently used one: every new engine loads a private copy of Fast
     Downward's 11 MB library that is never unloaded. The engines are shared with the siblings a
@@ -59,18 +63,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import sys
 import threading
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TaskSet, TextEnv, ToolCall, full_budget
 from budgetgym.core.extras import MissingExtra
 from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
+from budgetgym.envs.alfworld import mistakes
 from budgetgym.envs.navigation.tools.command import TOOL as COMMAND
 
 DATA_SUBDIR = "json_2.1.1"
@@ -320,6 +326,8 @@ class ALFWorldEnv(TextEnv):
         "microwave 1', 'put mug 1 in/on coffeemachine 1', 'use desklamp 1' or 'look'. The opening text states "
         "your task; the commands the game accepts now are listed as admissible actions.")
     exploit_upstream = "ALFWorld's own goal check (the PDDL goal of the game) decides success"
+    failure_kinds: ClassVar[tuple[str, ...]] = mistakes.KINDS
+    state_changing_kinds: ClassVar[tuple[str, ...]] = mistakes.STATE_CHANGING
 
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks: TaskSet | None = None,
                  reward_mode: str = "sparse", render_mode: str | None = None, data_dir: str | None = None) -> None:
@@ -426,6 +434,19 @@ class ALFWorldEnv(TextEnv):
 
     def _render_oracle(self, action: Action) -> str:
         return action.calls[0].arguments["command"]
+
+    def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
+        """A command of ``kind`` (:mod:`.mistakes`) from the admissible ones, instead of the planner's."""
+        if not plan or self._state is None:
+            return None
+        intended = plan[0].calls[0].arguments["command"]
+        later = " | ".join(action.calls[0].arguments["command"] for action in plan)
+        admissible = sorted(c for c in self._admissible if c != intended)
+        choice = mistakes.candidates(kind, intended, later, admissible)
+        if not choice:
+            return None
+        command, description = rng.choice(choice)
+        return Action((ToolCall("command", {"command": command}),)), description
 
     def state_key(self) -> str:
         """The game's state: its PDDL facts, sorted."""
