@@ -67,3 +67,23 @@ class SlowAgent(NoisyOracleAgent):
     def act(self, observation, info):
         time.sleep(self.delay)
         return super().act(observation, info)
+
+
+class DyingAgent(NoisyOracleAgent):
+    """A noisy oracle whose worker process dies once, mid-sweep: the first time any worker resets
+    on ``task`` (claimed by creating the file ``flag``, which only one process can), it ends its own
+    process without clean-up (same name and configuration as the plain one; importable by workers)."""
+
+    def __init__(self, p: float, flag: str, task: str) -> None:
+        super().__init__(p)
+        self.flag, self.task = flag, task
+
+    def reset(self, env, observation, info, seed):
+        if info.get("task_id") == self.task:
+            try:
+                os.close(os.open(self.flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os._exit(1)
+        super().reset(env, observation, info, seed)

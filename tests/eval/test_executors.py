@@ -14,7 +14,7 @@ from budgetgym.eval.executors import (Chunker, ProcessExecutor, RayExecutor, Ser
                                       WorkerSetup, chunked)
 from budgetgym.eval.probes import run_action_quality_probe, run_recovery_probe
 from budgetgym.eval.sweep import run_sweep
-from eval_support import TESTS_DIR, TOY_ID, marker, toy_tasks, where
+from eval_support import TESTS_DIR, TOY_ID, DyingAgent, marker, toy_tasks, where
 
 SWEEP = dict(tasks=toy_tasks(10), k=(1, 2, 4), budgets=(0.25, 0.5, 1.0), reveal=("none", "total"), seed=2)
 
@@ -29,8 +29,9 @@ def serial_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray")
-    # A local cluster on this machine; its workers must import the toy env from tests/.
-    path = os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])
+    # A local cluster on this machine; its workers must import the toy env from tests/ and the
+    # test agents from tests/eval/.
+    path = os.pathsep.join([str(TESTS_DIR), str(TESTS_DIR / "eval"), os.environ.get("PYTHONPATH", "")])
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield ray
@@ -130,6 +131,17 @@ def test_threads_equal_serial(serial_file, tmp_path):
 def test_ray_equals_serial(serial_file, tmp_path, ray_cluster):
     out = tmp_path / "episodes.jsonl"
     result = run_sweep(TOY_ID, NoisyOracleAgent(0.4), out=out, executor=RayExecutor(), **SWEEP)
+    assert result.ran == result.planned
+    assert out.read_bytes() == serial_file.read_bytes()
+
+
+def test_a_ray_worker_lost_mid_sweep_loses_and_doubles_no_episode(serial_file, tmp_path, ray_cluster):
+    # Ray runs a lost task again on another worker; a job carries its seed, so the rerun gives the
+    # records the lost one would have, and only finished chunks reach the file.
+    flag = tmp_path / "died"
+    out = tmp_path / "episodes.jsonl"
+    result = run_sweep(TOY_ID, DyingAgent(0.4, str(flag), "toy-05"), out=out, executor=RayExecutor(), **SWEEP)
+    assert flag.exists()  # a worker did die
     assert result.ran == result.planned
     assert out.read_bytes() == serial_file.read_bytes()
 
