@@ -36,6 +36,16 @@ def budget_argument(text: str) -> int | float | str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _spread(values: list[int | None]) -> dict[str, Any] | None:
+    """Min, median, max and the count of each value of the tasks' ``oracle_turns`` (None where a
+    task records none: SWEBench-v0's come from the instance file and may be missing)."""
+    known = sorted(v for v in values if v is not None)
+    if not known:
+        return None
+    return {"min": known[0], "median": statistics.median(known), "max": known[-1],
+            "counts": {turns: known.count(turns) for turns in sorted(set(known))}}
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for entry in budgetgym.REGISTRY:
@@ -50,6 +60,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             budgets = [t.max_turns for t in tasks]
             row.update(tasks=len(tasks), splits={s: sum(t.split == s for t in tasks) for s in tasks.splits},
                        full_budget={"min": min(budgets), "median": statistics.median(budgets), "max": max(budgets)},
+                       oracle_turns={split: _spread([t.oracle_turns for t in tasks if t.split == split])
+                                     for split in tasks.splits},
                        failure_states=len(text_env(env).failure_states()),
                        max_calls_per_turn=text_env(env).max_calls_per_turn)
             env.close()
@@ -67,6 +79,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             fb = row["full_budget"]
             print(f"    {row['tasks']} tasks ({splits}); full budget {fb['min']}-{fb['max']} turns "
                   f"(median {fb['median']}); {row['failure_states']} failure states")
+            for split, spread in row["oracle_turns"].items():
+                if spread is None:
+                    print(f"    oracle turns, {split}: not recorded")
+                else:
+                    counts = ", ".join(f"{turns}: {n}" for turns, n in spread["counts"].items())
+                    print(f"    oracle turns, {split}: {spread['min']}-{spread['max']} (median {spread['median']}; "
+                          f"turns: tasks {counts})")
             calls = row["max_calls_per_turn"]
             print("    one tool call a turn (sequential actions)" if calls == 1 else
                   f"    up to {calls} tool calls a turn (parallel calls)")

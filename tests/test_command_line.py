@@ -35,6 +35,11 @@ def test_list_json_names_every_registered_id(capsys):
         assert "unavailable" in row or (row["tasks"] > 0 and row["full_budget"]["min"] >= 1)
         parallel = row["family"] in ("function_calling", "bfcl")  # the action rule: one call a turn elsewhere
         assert "unavailable" in row or row["max_calls_per_turn"] == (32 if parallel else 1)
+        if "unavailable" not in row:  # the oracle's turns per split: their spread and each value's count
+            assert set(row["oracle_turns"]) == set(row["splits"])
+            for split, spread in row["oracle_turns"].items():
+                assert sum(spread["counts"].values()) == row["splits"][split]
+                assert spread["min"] == min(map(int, spread["counts"])) <= spread["median"] <= spread["max"]
 
 
 def test_play_shows_the_budget_and_ends_when_solved():
