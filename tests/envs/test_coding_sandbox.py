@@ -312,3 +312,28 @@ def test_files_read_back_match_the_workspace_after_every_kind_of_change(box):
     expected["pkg/mod.py"] = b"X = 3\n"
     box.run("true")
     assert box.files() == expected
+
+
+def test_a_workspace_left_mounted_by_a_killed_process_is_reaped(tmp_path):
+    import subprocess
+    import sys
+
+    from budgetgym.envs.coding.sandbox.local import reap_orphaned_workspaces
+
+    require("local")
+    if os.geteuid() != 0:
+        pytest.skip("sized workspaces are mounted as root only")
+    # A child makes a sized sandbox, prints its folder and is killed (SIGKILL: no close, no clean-up).
+    child = subprocess.Popen([sys.executable, "-c", "import os, signal\n"
+                              "from budgetgym.envs.coding.sandbox import make_sandbox\n"
+                              "box = make_sandbox('local')\n"
+                              "print(box.root if box.sized else '', flush=True)\n"
+                              "os.kill(os.getpid(), signal.SIGKILL)\n"], stdout=subprocess.PIPE, text=True)
+    root = child.stdout.read().strip()
+    child.wait()
+    if not root:
+        pytest.skip("this machine mounts no sized workspace (mount refused)")
+    assert f" {root}/fs " in open("/proc/self/mounts").read()  # left mounted
+    assert f"{root}/fs" in reap_orphaned_workspaces()
+    assert f" {root}/fs " not in open("/proc/self/mounts").read() and not os.path.exists(root)
+    assert f"{root}/fs" not in reap_orphaned_workspaces()  # reaped once

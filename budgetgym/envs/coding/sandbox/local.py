@@ -44,6 +44,49 @@ from budgetgym.envs.coding.sandbox.base import (
 
 UID_BASE = 62000
 UID_SLOTS = 2000
+#: The source name of a sized workspace's tmpfs, followed by ``-<pid>`` of the process that mounted it.
+WORKSPACE_MOUNT = "budgetgym-workspace"
+_REAPED = False  # whether this process has looked for orphaned workspace mounts
+
+
+def reap_orphaned_workspaces(mounts: str = "/proc/self/mounts") -> list[str]:
+    """Unmount and remove the sized workspaces whose process is gone.
+
+    ``close()`` unmounts a workspace; a process killed before it (SIGKILL, a crash) leaves the tmpfs
+    mounted, holding up to ``Limits.workspace_bytes`` of memory. The first sized sandbox of each
+    process reaps them: a mount named ``budgetgym-workspace-<pid>`` whose pid no longer runs (a
+    reused pid keeps its mount: the safe side). Returns the folders reaped."""
+    try:
+        lines = Path(mounts).read_text().splitlines()
+    except OSError:
+        return []
+    reaped = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 2 or not fields[0].startswith(WORKSPACE_MOUNT + "-"):
+            continue
+        pid = fields[0][len(WORKSPACE_MOUNT) + 1:]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        target = fields[1].encode().decode("unicode_escape")  # the kernel writes a space as \040
+        subprocess.run(["umount", "-l", target], capture_output=True)
+        root = Path(target).parent
+        if root.name.startswith("budgetgym-ws-"):
+            shutil.rmtree(root, ignore_errors=True)
+        reaped.append(target)
+    return reaped
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it runs
+        return True
+    return True
+
+
 _STATE_DIR = Path(os.environ.get("BUDGETGYM_SANDBOX_DIR", tempfile.gettempdir())) / "budgetgym-sandbox"
 INSTALL_HINT = ("bubblewrap is not installed: install it (Debian/Ubuntu: `apt-get install -y bubblewrap`, "
                 "Fedora: `dnf install bubblewrap`), or pass allow_unsandboxed=True to run commands "
@@ -154,9 +197,13 @@ class LocalSandbox(Sandbox):
         return args
 
     def _mount_sized(self, folder: Path) -> bool:
+        global _REAPED
+        if not _REAPED:
+            _REAPED = True
+            reap_orphaned_workspaces()
         folder.mkdir(mode=0o711)
         done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.limits.workspace_bytes},mode=0711,nosuid,nodev",
-                               "budgetgym-workspace", str(folder)], capture_output=True)
+                               f"{WORKSPACE_MOUNT}-{os.getpid()}", str(folder)], capture_output=True)
         if done.returncode != 0:
             folder.rmdir()
             return False
