@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.budgetgym-installed
 
-.PHONY: setup test demo bench study clean browser sandbox coding-deps
+.PHONY: setup test demo bench study clean browser sandbox coding-deps serve-image
 
 # The web family's browser tests (Web-v0 over HTTP, MiniWoB-v0) drive Debian's chromium and its driver.
 # Installed when run as root and missing; elsewhere those tests say what to install and skip.
@@ -55,6 +55,17 @@ coding-deps: setup sandbox
 	    for i in $$(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done; fi; \
 	  $(BIN)/python -m budgetgym.envs.coding.image || echo "WARNING: the coding image did not build: its tests will skip, saying why"; \
 	else echo "not root: the coding tests use whatever bubblewrap and Docker engine are already here"; fi
+
+# `budgetgym serve` in a container (deploy/serve.Dockerfile; docs/serving.md), as root: the wheels of
+# budgetgym[serve,docker] and pip gathered here through this machine's package index, then built on
+# the coding image, so no registry is needed.
+SERVE_CONTEXT := build/serve-image
+serve-image: coding-deps
+	rm -rf $(SERVE_CONTEXT) && mkdir -p $(SERVE_CONTEXT)
+	$(BIN)/python -m pip download -q --only-binary=:all: -d $(SERVE_CONTEXT)/wheels pip
+	$(BIN)/python -m pip wheel -q -w $(SERVE_CONTEXT)/wheels '.[serve,docker]'
+	cp deploy/serve.Dockerfile $(SERVE_CONTEXT)/Dockerfile
+	docker build -q -t budgetgym-serve $(SERVE_CONTEXT)
 
 # Two workers (pytest-xdist): the suite's work is CPU and container time, and the machines have two cores.
 test: setup browser coding-deps
