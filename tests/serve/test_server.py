@@ -112,8 +112,10 @@ def test_remote_v0_keeps_gymnasiums_checks_and_answers_bad_actions_as_in_process
     try:
         check_env(far.unwrapped, skip_render_check=True)
         assert far.observation_space.contains("any Unicode: é ✓ 漢字") and far.action_space.contains("go north")
-        local.reset(seed=0)
-        far.reset(seed=0)
+        # The task with the longest budget: every bad action spends a turn, and all of them fit.
+        longest = {"task_id": max(text_env(local).tasks, key=lambda task: task.max_turns).id}
+        local.reset(seed=0, options=longest)
+        far.reset(seed=0, options=longest)
         for action in BAD_ACTIONS:
             mine, theirs = local.step(action), far.step(action)
             assert mine == theirs and theirs[4]["action_valid"] is False, action[:40]
