@@ -36,8 +36,9 @@ def env_id(request):
 # 20 s an id on a CI machine).
 FUZZ_EXAMPLES = 500
 FUZZ_COUNT: dict[str, int] = {}
-# Fewer for ids whose every step and state read is a round trip to a container (about 1 s an example).
-FUZZ_EXAMPLES_OF = {"budgetgym/SWEBench-v0": 20}
+# Fewer for ids whose every step and state read is a round trip to a container (about 1 s an example),
+# a browser or ALFWorld's PDDL engine (about 0.2-0.7 s an example: 500 took 344 s on MiniWoB-v0).
+FUZZ_EXAMPLES_OF = {"budgetgym/SWEBench-v0": 20, "budgetgym/MiniWoB-v0": 150, "budgetgym/ALFWorld-v0": 200}
 
 
 @pytest.fixture(scope="module")
