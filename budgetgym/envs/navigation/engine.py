@@ -30,7 +30,7 @@ import base64
 import re
 import warnings
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,7 +42,7 @@ MAX_COMMAND_BYTES = 198
 STATE_FORMAT = 2
 """2: the valid actions are derived from the facts, not stored (1 stored them in TextWorld's order)."""
 MAX_KNOWN_STATES = 20_000
-"""World states whose valid actions an engine keeps (then it starts over)."""
+"""World states whose valid actions are kept per game in a process (then it starts over)."""
 
 _TAG = re.compile(r"<(score|moves)>\n(.*?)</\1>", re.DOTALL)
 _PROMPT = re.compile(r"\n>[^\n]*$")  # the prompt line, with the status bar Jericho appends to it
@@ -91,11 +91,12 @@ def strip_banner(intro: str) -> str:
 
 class GameEngine:
     """One loaded game. ``reset``, ``step``, ``admissible_commands``, ``policy_commands``, ``get_state``
-    / ``set_state``. Loading parses the game record and starts a Z-machine (tens of ms); a new episode
-    of a loaded game is a restore of the state it started from (well under a millisecond)."""
+    / ``set_state``. The first engine of a game in a process plays TextWorld's set-up commands and
+    builds the initial progression (tens of ms); later ones (another env's, a copy's) load the story
+    and restore that start (a few ms). A new episode of a loaded game is a restore of the state it
+    started from (well under a millisecond)."""
 
     def __init__(self, story_path: str, game: Any, frotz: Any = None) -> None:
-        from textworld.generator.game import GameProgression
         from textworld.generator.inform7 import Inform7Game
 
         self.game = game
@@ -105,21 +106,18 @@ class GameEngine:
         # each Jericho machine loads its own copy of the interpreter library.
         self._frotz = frotz if frotz is not None else new_machine(story_path)
         self._activate(fresh=True)
-        intro, _ = self._frotz.reset()
-        # TextWorld's Inform7Data: moves and score printed every turn; StateTracking: action events.
-        self._frotz.step("tw-extra-infos moves")
-        score_text = self._frotz.step("tw-extra-infos score")[0]
-        self._frotz.step("tw-trace-actions")
-        tags = dict(_TAG.findall(score_text))
-        self._initial_score = int(tags.get("score", "0").strip().split("\n")[0])
-        self.intro = clean_text(strip_banner(intro))
-        self._initial_frotz = self._frotz.get_state()
-        self._ram0 = np.asarray(self._initial_frotz[0], dtype=np.uint8)
-        self._stack0 = np.asarray(self._initial_frotz[1], dtype=np.uint8)
+        start = _start_of(story_path, game, self._frotz)
+        self.intro, self._initial_score, self._initial_frotz = start.intro, start.score, start.frotz
+        self._ram0, self._stack0 = start.ram0, start.stack0
         self._codec = _ProgressionCodec(game)
-        self._transitions: dict[frozenset, tuple[list, list[str] | None]] = {}
-        self._initial_progression = GameProgression(game, track_quests=True)
-        self._initial_progression._valid_actions = self._valid_actions(self._initial_progression.state)
+        self._transitions = start.transitions
+        self._initial_progression = start.progression
+        if self._initial_progression is None:
+            from textworld.generator.game import GameProgression
+
+            progression = GameProgression(game, track_quests=True)
+            progression._valid_actions = self._valid_actions(progression.state)
+            start.progression = self._initial_progression = progression
         self.max_score = int(game.max_score)
         self.reset()
 
@@ -323,6 +321,50 @@ class GameEngine:
         frotz, self._frotz = self._frotz, None
         if frotz is not None:
             frotz.close()
+
+
+@dataclass
+class _Start:
+    """What every engine of one game starts from, worked out once per process (a new engine, a
+    copied env's or a process-reward shadow's, then costs a story load): the opening text, the
+    score and the Z-machine's state after TextWorld's set-up commands, the initial progression
+    (copied at each reset, never changed), and the valid actions and admissible commands per set of
+    facts (a function of the facts and the game alone). One initial Z-machine state for all the
+    engines of a game also makes their states XOR against the same initial memory and stack, so
+    the same game state gives the same ``get_state()`` in every env of the process."""
+
+    game: Any
+    intro: str
+    score: int
+    frotz: Any
+    ram0: np.ndarray
+    stack0: np.ndarray
+    progression: Any = None
+    transitions: dict = field(default_factory=dict)
+
+
+_STARTS: dict[str, _Start] = {}
+"""The start of each game played in this process, by story path (the story's content hash is in
+the path); engines are built under ``games.TEXTWORLD_LOCK``, one at a time."""
+
+
+def _start_of(story_path: str, game: Any, frotz: Any) -> _Start:
+    """The game's start (see :class:`_Start`), with ``frotz`` (the game's story loaded) put at it."""
+    start = _STARTS.get(story_path)
+    if start is not None and start.game is game:
+        frotz.set_state(start.frotz)
+        return start
+    intro, _ = frotz.reset()
+    # TextWorld's Inform7Data: moves and score printed every turn; StateTracking: action events.
+    frotz.step("tw-extra-infos moves")
+    score_text = frotz.step("tw-extra-infos score")[0]
+    frotz.step("tw-trace-actions")
+    tags = dict(_TAG.findall(score_text))
+    state = frotz.get_state()
+    start = _STARTS[story_path] = _Start(game, clean_text(strip_banner(intro)),
+                                         int(tags.get("score", "0").strip().split("\n")[0]), state,
+                                         np.asarray(state[0], dtype=np.uint8), np.asarray(state[1], dtype=np.uint8))
+    return start
 
 
 def _copy_progression(progression: Any) -> Any:
