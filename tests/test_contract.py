@@ -43,14 +43,17 @@ FUZZ_EXAMPLES_OF = {"budgetgym/SWEBench-v0": 20, "budgetgym/MiniWoB-v0": 150, "b
 
 @pytest.fixture(scope="module")
 def fuzz_envs():
-    """One env per id for the fuzz test's examples (hypothesis runs many in one test call)."""
+    """Envs per id (and per role, where a test needs several) for the fuzz tests' examples: hypothesis
+    runs many in one test call, and an env made per example would start a browser, a container or a
+    PDDL engine each time (and leave it running). Each example resets what it uses, so a reused env
+    is also a check that reset and restore leave nothing of the example before."""
     made = {}
 
-    def get(env_id):
-        if env_id not in made:
-            made[env_id] = make_or_skip(env_id)
-            made[env_id].reset(seed=0)
-        return made[env_id]
+    def get(env_id, role="probe"):
+        if (env_id, role) not in made:
+            made[env_id, role] = make_or_skip(env_id)
+            made[env_id, role].reset(seed=0)
+        return made[env_id, role]
 
     yield get
     for env in made.values():
@@ -286,7 +289,7 @@ def test_a_mutated_snapshot_is_refused_or_restores_what_its_replay_restores(env_
     snapshot gives: the next steps of the two are equal."""
     probe = fuzz_envs(env_id)
     task_id = probe.unwrapped.tasks.ids[where % len(probe.unwrapped.tasks)]
-    source = make_or_skip(env_id)
+    source = fuzz_envs(env_id, "source")
     source.reset(seed=1, options={"task_id": task_id})
     play(source, ([None, "{broken"] * 3)[:cut])
     snap = json.loads(json.dumps(source.unwrapped.snapshot()))
@@ -299,7 +302,7 @@ def test_a_mutated_snapshot_is_refused_or_restores_what_its_replay_restores(env_
         del parent[path[-1]]
     else:
         parent[path[-1]] = value
-    running = make_or_skip(env_id)
+    running = fuzz_envs(env_id, "running")
     running.reset(seed=2)
     play(running, [None])
     before = json.dumps(running.unwrapped.snapshot(), sort_keys=True)
@@ -308,7 +311,7 @@ def test_a_mutated_snapshot_is_refused_or_restores_what_its_replay_restores(env_
     except SnapshotError:
         assert json.dumps(running.unwrapped.snapshot(), sort_keys=True) == before
         return
-    replayed = make_or_skip(env_id)
+    replayed = fuzz_envs(env_id, "replayed")
     replay_snap = {k: v for k, v in snap.items() if k != "digest"}
     replay_snap["state"] = None
     replayed.reset(options={"snapshot": replay_snap})  # a SnapshotError here fails the property
