@@ -14,7 +14,15 @@ from the task's ``initial_config`` as BFCL's evaluation builds them:
   evaluated; the result is worded exactly as the executor words it (``_as_text``).
 * the reference: at the end of each user turn the executor replays that turn's ground-truth calls on
   it (BFCL's own data, run by BFCL's own code; the first replay builds it), and BFCL's
-  ``state_checker`` and ``response_checker`` compare the two (``check_turn``).
+  ``state_checker`` and ``response_checker`` compare the two (``check_turn``). The ground truth is
+  fixed per task and BFCL's services are deterministic (their randomness comes from RNGs seeded by
+  the scenario and kept in the instance; only the file system's private ``_last_modified`` reads the
+  clock, and neither a result nor the state check reads it), so the reference after a user turn is
+  the same in every episode: the first episode of a task that reaches the end of turn ``k`` keeps
+  the executor's results and instances of that turn, pickled (``references``, kept by the env across
+  resets), and later episodes unpickle them instead of replaying (most of the time of scoring a task
+  was the replay). A test checks the verdicts against BFCL's ``multi_turn_checker`` with the cache
+  cold and warm.
 
 Isolation. The executor keeps every instance it builds in its module's globals, under a name made
 of the model name, the entry id and the class, reuses it on the next call with that name, and never
@@ -72,10 +80,14 @@ class Backend:
     """The agent's and the reference's instances of one task's BFCL classes, for one episode."""
 
     def __init__(self, upstream: Upstream, task: Task, limits: Limits = BFCL_LIMITS,
-                 configs: dict[str, dict[str, bytes]] | None = None) -> None:
-        """``configs``: a cache of each task's pickled configs by task id, kept by the env across resets."""
+                 configs: dict[str, dict[str, bytes]] | None = None,
+                 references: dict[str, list[bytes]] | None = None) -> None:
+        """``configs``: a cache of each task's pickled configs by task id; ``references``: of each
+        task's reference after each user turn (the executor's results, its instances and its table
+        entries, pickled together), by task id; both kept by the env across resets."""
         self._upstream = upstream
         self._configs = configs if configs is not None else {}
+        self._references = references if references is not None else {}
         self._limits = limits
         self._task = task
         self._classes = list(task["involved_classes"])
@@ -163,7 +175,7 @@ class Backend:
         must match (``state_checker``) and every ground-truth result must be among the agent's results
         of all turns so far (``response_checker``).
         """
-        expected, self.reference, self._reference_entries = self._execute(ground_truth, self._reference_entries)
+        expected, self.reference, self._reference_entries = self._replay_reference(turn_index, ground_truth)
         if not ground_truth:
             return {"valid": True}
         if not agent_called:
@@ -176,6 +188,19 @@ class Backend:
         except LimitExceeded as err:
             return {"valid": False, "error_type": "budgetgym:limit", "error_message": f"BFCL's check: {err}"}
         return verdict
+
+    def _replay_reference(self, turn_index: int, ground_truth: list[str]) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+        """The executor's run of user turn ``turn_index``'s ground truth on the reference (results,
+        instances, table entries), unpickled where an earlier episode of the task kept it. Turns are
+        checked in order, so the kept turns of a task are always its first ones."""
+        kept = self._references.setdefault(self._task.id, [])
+        if turn_index < len(kept):
+            return pickle.loads(kept[turn_index])
+        replayed = self._execute(ground_truth, self._reference_entries)
+        if turn_index == len(kept):
+            # One pickle of all three: the entries are the instances, and they stay shared.
+            kept.append(pickle.dumps(replayed, pickle.HIGHEST_PROTOCOL))
+        return replayed
 
     def _build(self) -> dict[str, Any]:
         """Fresh instances of the task's classes, built as BFCL's executor builds them."""

@@ -181,6 +181,7 @@ class BFCLEnv(TextEnv):
         self._passed = 0
         self.limits = limits
         self._configs: dict[str, dict[str, bytes]] = {}  # each task's pickled configs, for the backend's copies
+        self._references: dict[str, list[bytes]] = {}  # each task's reference after each user turn, pickled
 
     # ------------------------------------------------------------------ TextEnv's part
 
@@ -197,7 +198,7 @@ class BFCLEnv(TextEnv):
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
-        self._backend = Backend(self._upstream, task, self.limits, self._configs)
+        self._backend = Backend(self._upstream, task, self.limits, self._configs, self._references)
         self._passed = 0
         self._start_user_turn(0)
         return self._user_message(0)
