@@ -68,8 +68,10 @@ serve-image: coding-deps
 	docker build -q -t budgetgym-serve $(SERVE_CONTEXT)
 
 # Two workers (pytest-xdist): the suite's work is CPU and container time, and the machines have two cores.
+# Work stealing: a worker that runs out takes tests queued on the other, so a few minute-long tests at
+# the end of one worker's queue do not leave the other core idle.
 test: setup browser coding-deps
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The default envs that can run here: as root the sandbox is installed first; an env whose backend
 # cannot run is left out, named in one line with what enables it.
