@@ -1,6 +1,7 @@
 """budgetgym/BFCL-v0's failure states and its oracle's plans from the current state, on the real
-bfcl-eval (skipped without it): the shipped states cover every split, each restores, and the oracle
-recovers from each; from a wrong folder it goes back first, where replaying the ground truth fails."""
+bfcl-eval (skipped without it): the shipped states cover every split with every kind, each restores,
+and the oracle recovers from each; from a wrong folder it goes back first, and from a mistake that
+changed a service it undoes the change first, where replaying the ground truth fails."""
 
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ ENV_ID = "budgetgym/BFCL-v0"
 FAILURES = load_failure_states("bfcl")
 
 
-def test_the_shipped_failure_states_cover_every_split_with_both_kinds():
+def test_the_shipped_failure_states_cover_every_split_with_every_kind():
     env = gym.make(ENV_ID)
     splits = {task.id: task.split for task in env.unwrapped.tasks}
     counts = collections.Counter((splits[state["task_id"]], state["kind"]) for state in FAILURES)
-    assert len(FAILURES) >= 100
+    assert len(FAILURES) >= 300
+    assert set(env.unwrapped.state_changing_kinds) == {"wrong_argument", "destructive_call"}
     for split in ("base", "miss_func", "miss_param", "long_context"):
         for kind in env.unwrapped.failure_kinds:
-            assert counts[(split, kind)] >= 5, (split, kind, counts)
+            least = 20 if kind in env.unwrapped.state_changing_kinds else 10
+            assert counts[(split, kind)] >= least, (split, kind, counts)
 
 
 def test_every_failure_state_restores_and_the_oracle_recovers():
@@ -54,9 +57,28 @@ def test_from_a_wrong_folder_the_oracle_goes_back_where_the_ground_truth_fails()
     assert repaired >= 20 and failed_without >= 5
 
 
+def test_after_a_mistake_that_changed_a_service_the_oracle_undoes_it_where_the_ground_truth_fails():
+    env = gym.make(ENV_ID)
+    base = env.unwrapped
+    states = [s for s in FAILURES if s["kind"] in base.state_changing_kinds]
+    services = collections.Counter()
+    failed_without = 0
+    for state in states:
+        env.reset(options={"snapshot": state["snapshot"]})
+        action = base.structured_oracle()
+        assert action.calls and action != base.ground_truth_step(), state["id"]
+        services.update({call.name for call in action.calls} - {"cd"})
+        observation, info = env.reset(options={"snapshot": state["snapshot"]})
+        plain = rollout(env, lambda o, i, e: base._render_oracle(base.ground_truth_step()), start=(observation, info))
+        failed_without += not plain.success
+    assert len(states) >= 190 and failed_without >= 0.9 * len(states), (len(states), failed_without)
+    # The repairs restore files and folders, a watchlist and a list of followed users.
+    assert {"touch", "rm", "remove_stock_from_watchlist", "follow_user"} <= set(services), services
+
+
 def test_error_injection_starts_from_a_failure_state_on_every_split():
     for split in ("base", "long_context"):
         env = ErrorInjection(gym.make(ENV_ID, split=split))
         observation, info = env.reset(seed=0)
-        assert info["injected_error"]["kind"] in ("wrong_directory", "wasted_call")
+        assert info["injected_error"]["kind"] in env.unwrapped.failure_kinds
         assert rollout(env, "oracle", start=(observation, info)).success

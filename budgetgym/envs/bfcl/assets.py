@@ -3,11 +3,15 @@
 
     python -m budgetgym.envs.bfcl.assets
 
-writes ``budgetgym/assets/bfcl/failure_states.jsonl``: ``PER_KIND`` states of each kind
-(``wrong_directory``, ``wasted_call``), over tasks taken from the four categories (the splits) in
-turn, so every split holds both kinds. Each is kept only when the oracle, planning from the state
-the mistake left, still passes every user turn within the task's full budget. The snapshots name
-their tasks by fingerprint: a bfcl-eval whose data differs refuses them with a clear message.
+writes ``budgetgym/assets/bfcl/failure_states.jsonl``: up to ``PER_SPLIT_KIND`` states of each kind
+(``wrong_directory``, ``wasted_call``, ``wrong_argument``, ``destructive_call``; ``mistakes.py``)
+in each of the four categories (the splits), at most one per task, built split by split so that
+every split holds every kind. Each is kept only when the oracle, planning from the state the
+mistake left (``repairs.py`` for the two kinds that change what BFCL compares), still passes every
+user turn within the task's full budget. The snapshots name their tasks by fingerprint: a
+bfcl-eval whose data differs refuses them with a clear message. BFCL's data is Apache-2.0, as the
+transcripts here (its user requests and service outputs) are.
+
 Deterministic: the same bfcl-eval data and seed give the same file.
 """
 
@@ -16,38 +20,27 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
-from typing import Any, Iterable
+from typing import Any
 
 import gymnasium as gym
 
 from budgetgym.core import write_jsonl
 from budgetgym.core.failures import build_failure_states
-from budgetgym.core.tasks import ASSETS, Task
+from budgetgym.core.tasks import ASSETS
+from budgetgym.envs.bfcl.tasks import CATEGORIES
 
 ENV_ID = "budgetgym/BFCL-v0"
 PATH = ASSETS / "bfcl" / "failure_states.jsonl"
-PER_KIND = 60
+PER_SPLIT_KIND = 25
 
 
-def interleaved(tasks: Iterable[Task]) -> list[Task]:
-    """Tasks ordered so that the categories (splits) take turns."""
-    by_split: dict[str, list[Task]] = collections.defaultdict(list)
-    for task in tasks:
-        by_split[task.split].append(task)
-    queues = [by_split[split] for split in sorted(by_split)]
-    ordered = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                ordered.append(queue.pop(0))
-    return ordered
-
-
-def generate_failure_states(per_kind: int = PER_KIND, seed: int = 0) -> list[dict[str, Any]]:
+def generate_failure_states(per_split_kind: int = PER_SPLIT_KIND, seed: int = 0) -> list[dict[str, Any]]:
     env = gym.make(ENV_ID)
     try:
-        return build_failure_states(env, interleaved(env.unwrapped.tasks), per_kind, seed=seed,
-                                    namespace="budgetgym-bfcl-failures")
+        tasks = env.unwrapped.tasks
+        return [state for split in CATEGORIES
+                for state in build_failure_states(env, [task for task in tasks if task.split == split], per_split_kind,
+                                                  seed=seed, namespace="budgetgym-bfcl-failures")]
     finally:
         env.close()
 

@@ -43,7 +43,9 @@ turns passed so far.
 
 How BFCL's checks map onto steps: a user turn is checked when the agent ends it with plain text, as
 BFCL's ``multi_turn_checker`` checks each turn of a finished conversation. The reference services
-replay the turn's ground-truth calls with BFCL's executor; then
+replay the turn's ground-truth calls with BFCL's executor (the reference after a user turn is the
+same in every episode of a task: the first episode replays it and keeps it, pickled, for the later
+ones; ``backend.py``); then
 
 * a turn whose ground truth is empty (the missing function or parameter) passes: BFCL's metric does
   not check such a turn by itself, and calls made in it show in the next turns' state check;
@@ -93,11 +95,17 @@ Episodes are isolated: every reset builds fresh instances, and BFCL's executor k
 between calls (``backend.py`` says how). Snapshots restore by replay; the same task and actions give
 the same observations, byte for byte. ``oracle_action()`` plays BFCL's ground truth: the current user
 turn's calls in one step (in BFCL's list form), then a plain-text answer; where the state has left
-the ground truth's path it plans from the state first (a file system in another folder than the
-ground truth has it is brought back with ``cd`` calls). ``failure_states.jsonl`` holds 120 curated
-failure states, 60 of each kind (``wrong_directory``: a ``cd`` of the agent's own; ``wasted_call``: a
-read that does not serve the request), spread over the four categories, for ``ErrorInjection``;
-``python -m budgetgym.envs.bfcl.assets`` rebuilds them with the core's failure-state builder.
+the ground truth's path it plans from the state first (``repairs.py``): a file system in another
+folder is brought back with ``cd`` calls, a file or folder moved, copied, removed, made or written
+wrongly is removed, made or rewritten, a stock watched or a user followed wrongly (or removed) is
+added or removed, a door's lock is set back. What the services' functions cannot undo (a message
+sent, an order placed) stays, and the oracle does not recover from it. ``failure_states.jsonl`` holds
+342 curated failure states of four kinds (``mistakes.py``), in every category: ``wrong_directory``
+(46: a ``cd`` of the agent's own), ``wasted_call`` (100: a read that does not serve the request),
+``wrong_argument`` (96: a call that changed a service with a wrong argument) and ``destructive_call``
+(100: an unrequested removal); replaying the ground truth recovers from none of the last two, the
+oracle from all. ``python -m budgetgym.envs.bfcl.assets`` rebuilds them with the core's
+failure-state builder, for ``ErrorInjection``.
 """
 
 from __future__ import annotations
@@ -111,13 +119,12 @@ from budgetgym.core.env import BackendUnavailable, Outcome, TextEnv
 from budgetgym.core.tasks import Task, TaskSet
 from budgetgym.core.tools import Tool
 from budgetgym.core.limits import Limits
-from budgetgym.envs.bfcl import mistakes
+from budgetgym.envs.bfcl import mistakes, repairs
 from budgetgym.envs.bfcl.backend import BFCL_LIMITS, Backend
 from budgetgym.envs.bfcl.schemas import class_tools
 from budgetgym.envs.bfcl.tasks import CATEGORIES, MAX_CALLS_PER_STEP, load_category
 from budgetgym.envs.bfcl.upstream import load_upstream
 
-_FILE_SYSTEM = "GorillaFileSystem"
 DONE_ANSWER = "Done."
 CANNOT_ANSWER = "I cannot do that: a function or a detail it needs is missing."
 
@@ -147,7 +154,7 @@ class BFCLEnv(TextEnv):
     #: The exploit probe reports this family's figures as they are: the verdicts are BFCL's own
     #: checkers', which never read the agent's messages (see ``budgetgym.eval.exploits``).
     failure_kinds = mistakes.KINDS
-    state_changing_kinds = ()  # neither moves what BFCL's state check compares (a folder is private)
+    state_changing_kinds = mistakes.STATE_CHANGING  # a folder of the agent's own and a wasted read move nothing BFCL compares
     exploit_upstream = ("scored by BFCL's own state and response checkers, which do not read the agent's messages; "
                         "the figures are upstream's, reported as they are")
 
@@ -214,16 +221,17 @@ class BFCLEnv(TextEnv):
 
     def _oracle(self) -> Action | None:
         """The current user turn's next ground-truth step (:meth:`ground_truth_step`), planned from
-        the current state where the state has left the ground truth's path: a file system whose
-        current folder is not where the ground truth has it (a ``cd`` of the agent's own) is first
-        brought back with ``cd`` calls, in one step."""
+        the current state where the state has left the ground truth's path: services that differ
+        from where the ground truth has them (a file moved, removed or written wrongly, a folder of
+        the agent's own, a stock or a followed user added or removed, a door's lock) are first
+        brought back (:func:`repairs.plan`), in one step of at most ``MAX_CALLS_PER_STEP`` calls."""
         if self._ground_truth_actions:
             ground_truth = self._ground_truth_calls()
             done = self._ground_truth_done
             if done < len(ground_truth):
-                repair = self._folder_repair(ground_truth[:done])
+                repair = self._repair(ground_truth[:done])
                 if repair:
-                    return Action(repair)
+                    return Action(tuple(repair[:MAX_CALLS_PER_STEP]))
         return self.ground_truth_step()
 
     def ground_truth_step(self) -> Action:
@@ -247,35 +255,24 @@ class BFCLEnv(TextEnv):
             return self._ground_truth_actions[done]
         return super()._render_oracle(action)
 
-    def _folder_repair(self, done: list[tuple[ToolCall, ...] | None]) -> tuple[ToolCall, ...]:
-        """The ``cd`` calls that take the agent's file system to the folder where the ground truth,
-        having made the ``done`` steps of this turn, has it; none where it is there already."""
+    def _repair(self, done: list[tuple[ToolCall, ...] | None]) -> list[ToolCall]:
+        """The calls that take the agent's services where the ground truth, having made the ``done``
+        steps of this turn, has them; none where they are there already."""
         backend = self._backend
-        system = backend.instances.get(_FILE_SYSTEM)
-        if system is None or "cd" not in self.tools:
-            return ()
+        if not any(name in repairs.REPAIRS for name in backend.instances):
+            return []
         calls = [(call.name, call.arguments) for step in done if step for call in step]
-        expected = backend.expected_instances(calls)[_FILE_SYSTEM].pwd()["current_working_directory"]
-        here = system.pwd()["current_working_directory"]
-        if here == expected:
-            return ()
-        # pwd() names every folder from the root; cd goes one level at a time (BFCL's rule).
-        path, goal = here.strip("/").split("/"), expected.strip("/").split("/")
-        common = 0
-        while common < min(len(path), len(goal)) and path[common] == goal[common]:
-            common += 1
-        return ((ToolCall("cd", {"folder": ".."}),) * (len(path) - common)
-                + tuple(ToolCall("cd", {"folder": name}) for name in goal[common:]))
+        return repairs.plan(backend.instances, backend.expected_instances(calls), self.tools)
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
-        """``wrong_directory``: a ``cd`` into another folder (a subfolder, or up) before a step of
-        calls; ``wasted_call``: a read that does not serve the request (a listing, a lookup without
-        arguments). Neither changes what BFCL's state check compares; the oracle recovers from both
-        (it brings the folder back, and extra results do not hurt BFCL's response check)."""
+        """A mistake of ``kind`` (``mistakes.py`` says each) instead of the oracle's ``plan[0]``.
+        ``wrong_directory`` and ``wasted_call`` change nothing BFCL's state check compares (the
+        oracle brings the folder back, and extra results do not hurt BFCL's response check);
+        ``wrong_argument`` and ``destructive_call`` do, and the oracle undoes them where the
+        services' functions can (``repairs.py``)."""
         if kind not in self.failure_kinds:
             return None
-        return mistakes.propose(kind, self._backend.instances.get(_FILE_SYSTEM), self.tools, plan[0],
-                                self._user_turn, rng)
+        return mistakes.propose(kind, self._backend.instances, self.tools, plan[0], self._user_turn, rng)
 
     def state_key(self) -> str:
         """The public attributes of the agent's instances, what BFCL's state check compares, as text."""
