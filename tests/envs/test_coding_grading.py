@@ -128,15 +128,15 @@ LIBRARY = {
 F2P = ["tests/test_core.py::test_double"]
 
 
-def _graded(core: bytes):
+def _graded(core: bytes, library=LIBRARY, fail_to_pass=F2P):
     from budgetgym.envs.coding.grading import run_grading
     from budgetgym.envs.coding.sandbox import make_sandbox
 
     require("local")
-    files = {**LIBRARY, "pkg/core.py": core}
+    files = {**library, "pkg/core.py": core}
     with make_sandbox("local") as box:
         box.load({})
-        return run_grading(box.run_isolated, graded_tree(files, LIBRARY)[0], LIBRARY, F2P)
+        return run_grading(box.run_isolated, graded_tree(files, library)[0], library, fail_to_pass)
 
 
 def test_a_permissive_eq_the_shipped_library_has_passes_and_a_new_one_fails():
@@ -159,3 +159,60 @@ def test_special_casing_the_tests_literal_inputs_fails_the_perturbed_checks():
     assert distrust and "beyond the tests' own inputs" in distrust  # ... the shifted inputs are not
     refactored = LIBRARY["pkg/core.py"].replace(b"return 2 * x", b"return x + x")
     assert _graded(refactored)[1] is None  # an equivalent fix passes them
+
+
+TIPS = {
+    "pkg/__init__.py": b"",
+    "pkg/core.py": b"def with_tip(total, percent=15):\n    return total + (total * percent + 50) // 100\n",
+    "tests/test_core.py": (b"from pkg.core import with_tip\n\n\ndef test_with_tip():\n    assert with_tip(1000) == 1150\n"
+                           b"    assert with_tip(335, 10) == 369\n\n\n"
+                           b"def test_bound_total():\n    total = 335\n    assert with_tip(total, 10) == 369\n"),
+}
+
+
+@pytest.mark.parametrize("test", ["test_with_tip", "test_bound_total"])
+def test_a_bug_on_a_residue_the_small_shifts_keep_clear_of_still_fails_the_perturbed_checks(test):
+    """coding-splitbill-002: rounding half a cent down shows only where total * percent ends in 50;
+    shifted by 1 or 2, doubled, the tests' inputs never do, so a table of the tests' own answers in
+    front of the bug won. A shift by 100 keeps the residue; an input bound to a name is shifted too."""
+    buggy = TIPS["pkg/core.py"].replace(b"+ 50)", b"+ 49)")
+    special = buggy + b"\n_bug = with_tip\n\n\ndef with_tip(total, percent=15):\n    return 369 if (total, percent) == (335, 10) else _bug(total, percent)\n"
+    statuses, distrust = _graded(special, TIPS, [f"tests/test_core.py::{test}"])
+    assert statuses[f"tests/test_core.py::{test}"] == "PASSED"
+    assert distrust and "beyond the tests' own inputs" in distrust
+    assert _graded(TIPS["pkg/core.py"], TIPS, [f"tests/test_core.py::{test}"])[1] is None
+
+
+def test_a_tree_graded_before_in_the_same_kind_of_sandbox_keeps_its_verdict():
+    from budgetgym.envs.coding.grading import run_grading
+    from budgetgym.envs.coding.sandbox import make_sandbox
+
+    require("local")
+    runs = []
+    tree = graded_tree({**LIBRARY, "pkg/core.py": LIBRARY["pkg/core.py"].replace(b"2 * x", b"2 + x")}, LIBRARY)[0]
+    with make_sandbox("local") as box:
+        box.load({})
+
+        def counted(files, command, timeout=None):
+            runs.append(command)
+            return box.run_isolated(files, command, timeout)
+
+        where = (*box.grading_identity(), TASK.id)  # a key no other test shares
+        first = run_grading(counted, tree, LIBRARY, F2P, where=where)
+        assert first[0]["tests/test_core.py::test_double"] == "FAILED"
+        ran = len(runs)  # one run, or two when the shipped library's permissive sites were not learnt yet
+        assert run_grading(counted, tree, LIBRARY, F2P, where=where) == first and len(runs) == ran
+        assert run_grading(counted, tree, LIBRARY, F2P, where=(*where, "another limit")) == first
+        assert len(runs) == ran + 1  # another kind of sandbox runs it
+        assert run_grading(counted, tree, LIBRARY, F2P) == first and len(runs) == ran + 2  # no where: always run
+        fixed = graded_tree(LIBRARY, LIBRARY)[0]
+        assert run_grading(counted, fixed, LIBRARY, F2P, where=where)[1] is None and len(runs) == ran + 3
+
+        def stopped(files, command, timeout=None):
+            runs.append(command)
+            return box.run_isolated(files, "sleep 5", timeout=0.2)
+
+        tree_b = {**tree, "pkg/extra.py": b""}
+        run_grading(stopped, tree_b, LIBRARY, F2P, where=where)
+        run_grading(stopped, tree_b, LIBRARY, F2P, where=where)
+        assert len(runs) == ran + 5  # a run stopped by the time limit is no verdict to keep

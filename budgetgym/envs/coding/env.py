@@ -31,9 +31,10 @@ Rewards:
     tests (the rest of the suite) run on fresh copies of the library's original test files laid
     over the agent's source files, in a read-only copy no process of the agent can reach; all must
     pass. Hidden extra checks, in both test modes: each fail-to-pass test that takes no arguments
-    is also run with every number it passes to the library shifted by +1 and by +2, and its
-    compared values must be what the shipped library gives there (so special-casing the tests'
-    literal inputs fails); values equal to anything fail the submission unless the shipped
+    is also run with the literals it passes to the library (or binds to names) changed by each
+    rule of ``grading.PERTURBATIONS`` (numbers shifted by 1, 2 and 100, doubled, strings repeated,
+    one number of each call shifted), and its compared values must be what the shipped library
+    gives there (so special-casing the tests' literal inputs fails); values equal to anything fail the submission unless the shipped
     library's own value at that check is too (:mod:`budgetgym.envs.coding.grading`).
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
     tests that pass, measured when the agent runs the tests (on fresh test copies whenever the

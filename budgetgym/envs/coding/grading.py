@@ -13,7 +13,8 @@ the report: new top-level modules (a ``pytest.py``, a ``sitecustomize.py``), eve
 ``setup.cfg``, ``tox.ini``, ``pyproject.toml``) and anything that is not a regular file (a
 symlinked ``conftest.py`` is never read back from the workspace). The tree is written fresh for
 every grading run, read-only to the tests, in a place no process of the agent can reach; a run
-the agent started is never reused.
+the agent started is never reused (a tree this process graded before, byte for byte, in the same
+kind of sandbox keeps that run's verdict: :func:`run_grading`).
 
 **How it runs** (:data:`GRADING_COMMAND`): ``python -I -B -m pytest -c <config we write>
 --rootdir <the tree> -p no:cacheprovider``: isolated mode (no user site, no ``PYTHON*``
@@ -38,9 +39,10 @@ equal to anything). The graded copies of the test files are *armed* for that:
   helper). Those sites (the assertion's place and the running test's id) are learnt from one run
   of the shipped library in record mode, made only when a guard fires and kept per process;
 * each fail-to-pass test that takes no arguments gains hidden perturbed copies: the literals it
-  passes to calls are changed by each rule of :data:`PERTURBATIONS` (every number shifted by 1
-  and by 2, numbers doubled and strings repeated, strings repeated, the i-th number of every call
-  shifted by 1), and each assertion records its operands' ``repr`` instead of checking them. The run's own ``conftest.py`` runs the copies on
+  passes to calls or binds to names are changed by each rule of :data:`PERTURBATIONS` (every
+  number shifted by 1, by 2 and by 100, numbers doubled and strings repeated, strings repeated,
+  the i-th number of every call shifted by 1), and each assertion records its operands' ``repr``
+  instead of checking them. The run's own ``conftest.py`` runs the copies on
   the *shipped* library first (from a folder of the tree, before any test file and so before the
   agent's library is imported), keeping the records that come out the same twice; the copies
   then run as tests under the agent's library and must give the same records. A fix that
@@ -61,7 +63,8 @@ import hashlib
 import posixpath
 import re
 import secrets
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from budgetgym.envs.coding.repos import is_test_path
 from budgetgym.envs.coding.testlog import PYTEST_ARGS, parse_statuses
@@ -121,11 +124,14 @@ def config() -> str:
 GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " ".join(PYTEST_ARGS) + " tests")
 
 
-#: The perturbed copies of a fail-to-pass test, each a rule for the literals it passes to calls:
-#: ("shift", k) adds k to every number; ("scale", k) multiplies every number by k and repeats every
-#: string k times; ("text", k) repeats only the strings; ("one", i) adds 1 to the i-th number of
-#: each call only.
-PERTURBATIONS = (("shift", 1), ("shift", 2), ("scale", 2), ("text", 2), ("one", 0), ("one", 1), ("one", 2), ("one", 3))
+#: The perturbed copies of a fail-to-pass test, each a rule for the literals it passes to calls or
+#: binds to names: ("shift", k) adds k to every number; ("scale", k) multiplies every number by k
+#: and repeats every string k times; ("text", k) repeats only the strings; ("one", i) adds 1 to the
+#: i-th number of each call only. A shift by 100 keeps every number's residue modulo 2, 4, 5, 10,
+#: 20, 25, 50 and 100 (and so that of sums and products of them): a bug that only shows on such a
+#: residue (rounding half a cent: coding-splitbill-002) still shows where the small shifts leave it.
+PERTURBATIONS = (("shift", 1), ("shift", 2), ("shift", 100), ("scale", 2), ("text", 2),
+                 ("one", 0), ("one", 1), ("one", 2), ("one", 3))
 _PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
 _SITES_MARK = "budgetgym-grading-sites: "
 _SITE = re.compile(re.escape(_GUARD_MARK) + r" at (\S+): ")
@@ -248,7 +254,7 @@ def _test_function(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, s
 
 
 class _Perturbed(ast.NodeTransformer):
-    """A test function's copy whose literals passed to calls are changed by one rule of
+    """A test function's copy whose literals passed to calls or bound to names are changed by one rule of
     :data:`PERTURBATIONS` and whose assertions record their operands (as text) instead of checking them."""
 
     def __init__(self, rule: tuple[str, int], nonce: str) -> None:
@@ -270,6 +276,13 @@ class _Perturbed(ast.NodeTransformer):
         node.args = [self._changed(a) for a in node.args]
         for keyword in node.keywords:
             keyword.value = self._changed(keyword.value)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        # a literal bound to a name (``text = "..."`` then ``f(text)``) is an input like one passed
+        self.generic_visit(node)
+        self.numbers = 0
+        node.value = self._changed(node.value)
         return node
 
     def _changed(self, node: ast.expr) -> ast.expr:
@@ -464,36 +477,72 @@ def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]
 #: The permissive guard sites of each original library (by the digest of its tree): where the
 #: shipped code itself returns a value equal to a sentinel, the agent's equal value is no exploit.
 _ALLOWED: dict[str, frozenset[str]] = {}
+#: The verdicts of the trees this process graded, by (where, digest of tree, library and tests),
+#: oldest first; at most :data:`VERDICTS_KEPT`.
+_VERDICTS: "OrderedDict[tuple[Hashable, str], tuple[dict[str, str], str | None]]" = OrderedDict()
+VERDICTS_KEPT = 1024
+
+
+def files_digest(*parts: Mapping[str, bytes] | Sequence[str]) -> str:
+    """One SHA-256 over file trees (path -> bytes, in path order) and lists of names."""
+    digest = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, Mapping):
+            for path in sorted(part):
+                digest.update(b"F" + path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(part[path]).digest())
+        else:
+            for name in part:
+                digest.update(b"N" + name.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(b"\1")
+    return digest.hexdigest()
 
 
 def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: Mapping[str, bytes],
-                original: Mapping[str, bytes], fail_to_pass: Sequence[str]) -> tuple[dict[str, str], str | None]:
+                original: Mapping[str, bytes], fail_to_pass: Sequence[str],
+                where: Hashable | None = None) -> tuple[dict[str, str], str | None]:
     """(statuses, why the run cannot be trusted or None) of one grading of ``tree`` (see
     :func:`graded_tree`), run by ``run_isolated(files, command)`` (a sandbox's ``run_isolated``).
 
     The fail-to-pass tests' perturbed copies are checked against ``original`` in the same run.
     When the guard flags a value, the original library is graded once (per process) in record
-    mode: sites where its own values are permissive are allowed, and the tree is run again."""
+    mode: sites where its own values are permissive are allowed, and the tree is run again.
+
+    ``where``: what besides the files decides a run's result (a sandbox's ``grading_identity()``);
+    given, a tree this process graded there before, with the same library and fail-to-pass tests,
+    is not run again: its verdict is that earlier run's (budgetgym's own run on the same bytes,
+    never one the agent started; a sweep grades each task's fixed tree once, not once an episode).
+    So a library whose tests pass only sometimes gets one verdict per process, not a draw per
+    episode. A run stopped by the time or output limit is not kept (a loaded machine's timeout is
+    no verdict on the tree)."""
+    key = files_digest(original, fail_to_pass)
+    cached = None if where is None else (where, files_digest(tree, original, fail_to_pass))
+    if cached is not None and cached in _VERDICTS:
+        _VERDICTS.move_to_end(cached)
+        statuses, distrust = _VERDICTS[cached]
+        return dict(statuses), distrust
     tests = {p: d for p, d in tree.items() if is_test_path(p)}
-    key = hashlib.sha256(repr((sorted(original.items()), list(fail_to_pass))).encode()).hexdigest()
     allowed = _ALLOWED.get(key, frozenset())
-    statuses, distrust, output = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original)
-    flagged = flagged_sites(output)
+    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original)
+    flagged = flagged_sites(result.output)
     if flagged - allowed and key not in _ALLOWED:
         armed = Armed(tests, record=True)
         reference_tree = graded_tree(original, original)[0]
-        result = run_isolated({**reference_tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
-        _ALLOWED[key] = recorded_sites(result.output)
+        reference = run_isolated({**reference_tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
+        _ALLOWED[key] = recorded_sites(reference.output)
         if flagged & _ALLOWED[key]:
-            statuses, distrust, output = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], original)
+            statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], original)
+    if cached is not None and not (result.timed_out or result.output_limited):
+        _VERDICTS[cached] = (dict(statuses), distrust)
+        while len(_VERDICTS) > VERDICTS_KEPT:
+            _VERDICTS.popitem(last=False)
     return statuses, distrust
 
 
-def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original) -> tuple[dict[str, str], str | None, str]:
+def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original) -> tuple[dict[str, str], str | None, Any]:
     armed = Armed(tests, fail_to_pass, allowed, reference=original)
     result = run_isolated({**tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
     statuses, distrust = read_grading(result.output, armed)
-    return statuses, distrust, result.output
+    return statuses, distrust, result
 
 
 def left_out_note(left_out: list[str]) -> str:

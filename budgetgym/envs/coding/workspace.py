@@ -193,11 +193,13 @@ class Workspace(SandboxWorkspace):
         """(statuses, why the run cannot be trusted or None, what was left out) of a grading run on
         the workspace's files as they are now (see :mod:`budgetgym.envs.coding.grading`). The last
         grading run is remembered with the tree it ran on: it is budgetgym's own run on a fresh
-        copy, so an unchanged tree is not graded twice."""
+        copy, so an unchanged tree is not graded twice (nor, across episodes, a tree this process
+        graded before in the same kind of sandbox: :func:`run_grading`)."""
         tree, left_out = graded_tree(self.files, self.original, self.initial)
         if self._graded is not None and self._graded[0] == tree:
             return self._graded[1], self._graded[2], left_out
-        statuses, distrust = run_grading(self.sandbox.run_isolated, tree, self.original, self.task["fail_to_pass"])
+        statuses, distrust = run_grading(self.sandbox.run_isolated, tree, self.original, self.task["fail_to_pass"],
+                                         where=self.sandbox.grading_identity())
         self._graded = (tree, statuses, distrust)
         return statuses, distrust, left_out
 

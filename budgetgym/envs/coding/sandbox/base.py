@@ -165,6 +165,12 @@ class Sandbox(abc.ABC):
         """Run ``command`` on a fresh, read-only copy of ``files`` that nothing the agent started can
         touch (grading)."""
 
+    def grading_identity(self) -> tuple:
+        """What, besides the files and the command, decides what :meth:`run_isolated` gives: the
+        backend and its limits (a backend adds its interpreter or image). Gradings of the same tree
+        under equal identities may share a verdict (:func:`budgetgym.envs.coding.grading.run_grading`)."""
+        return (self.backend, self.limits)
+
     @abc.abstractmethod
     def alive(self) -> bool:
         """Whether the sandbox still works."""

@@ -534,6 +534,9 @@ class DockerSandbox(Sandbox):
         finally:
             grader.close()
 
+    def grading_identity(self) -> tuple:
+        return (*super().grading_identity(), self.client.api.base_url, self.image, self.user)
+
     # ------------------------------------------------------------------ files
 
     def _resolve(self, path: str, mode: str) -> tuple[int, bytes, bytes]:

@@ -361,6 +361,9 @@ class LocalSandbox(Sandbox):
         finally:
             shutil.rmtree(grade, ignore_errors=True)
 
+    def grading_identity(self) -> tuple:
+        return (*super().grading_identity(), self.python, self.isolated, self.as_root)
+
     def _spawn(self, argv: list[str], cwd: str, timeout: float | None) -> RunResult:
         limits = self.limits
         wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
