@@ -11,7 +11,8 @@ import pytest
 
 from budgetgym.core import full_budget, load_tasks, rollout
 from budgetgym.envs.miniwob import assets
-from budgetgym.envs.miniwob.env import MiniWoBNotInstalled, _alive, _descendants, select_tasks
+from budgetgym.envs.miniwob.browser import alive, descendants
+from budgetgym.envs.miniwob.env import MiniWoBNotInstalled, select_tasks
 from budgetgym.envs.miniwob.oracles import ORACLE_TURNS
 from registered import make_or_skip
 
@@ -29,14 +30,14 @@ def shared_env():
 
 
 def _browsers() -> list[int]:
-    return [pid for pid in _descendants(os.getpid()) if _alive(pid)]
+    return [pid for pid in descendants(os.getpid()) if alive(pid)]
 
 
 def test_the_keyword_chooses_the_task():
     assert select_tasks("login") == ["miniwob/login-user", "miniwob/login-user-popup"]
     assert select_tasks("login-user") == ["miniwob/login-user"]  # an exact name wins over login-user-popup
     assert select_tasks("click-tab-2") == ["miniwob/click-tab-2"]
-    assert len(select_tasks("click")) == 14
+    assert len(select_tasks("click")) == 13
     with pytest.raises(ValueError, match="supported tasks are"):
         select_tasks("no-such-task")
 
@@ -143,3 +144,57 @@ def test_an_instance_with_nothing_to_do_is_drawn_again(shared_env):
     assert not observation.startswith("Task: Select nothing") and observation.startswith("Task: Select ")
     again, _ = shared_env.reset(seed=0, options=options)
     assert again == observation
+
+
+def test_a_task_in_rounds_is_done_right_only_when_every_instance_is(shared_env):
+    """click-link is four instances in a row: the oracle needs one click each (its stated turns),
+    the page says which instance it shows, and a wrong link in a later instance ends the episode."""
+    from budgetgym.envs.miniwob.oracles import ROUNDS
+
+    rounds = ROUNDS["click-link"]
+    assert ORACLE_TURNS["click-link"] == rounds
+    options = {"task_id": "miniwob/click-link"}
+    observation, _ = shared_env.reset(seed=5, options=options)
+    assert f"Instance 1 of {rounds}" in observation
+    result = rollout(shared_env, "oracle", reset=False)
+    assert result.success and result.turns == rounds
+    shared_env.reset(seed=5, options=options)
+    observation, reward, terminated, *_ = shared_env.step(shared_env.unwrapped.oracle_action())
+    assert f"Instance 2 of {rounds}" in observation and not terminated and reward == 0.0
+    page = shared_env.unwrapped.page
+    right = shared_env.unwrapped.oracle_action()
+    wrong = next(f"click(ref={e['ref']})" for e in page.elements
+                 if "alink" in e["classes"].split() and f"click(ref={e['ref']})" != right)
+    observation, reward, terminated, _, info = shared_env.step(wrong)
+    assert terminated and reward == 0.0 and not info["success"] and "not done right" in observation
+
+
+def test_envs_share_one_browser_each_in_its_own_tab():
+    """Two envs of a process: one browser (the same processes), two pages that do not see each
+    other's actions; a refused restore leaves the running page as it was; closing one env leaves
+    the other's page serving (the browser quits with the last, as the many-episodes test checks)."""
+    from budgetgym.core import SnapshotError
+
+    first = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
+    second = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
+    twin = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
+    try:
+        for env in (first, second, twin):
+            env.reset(seed=1)
+        assert first.unwrapped.tab.browser is second.unwrapped.tab.browser
+        assert first.unwrapped.tab.handle != second.unwrapped.tab.handle
+        first.step(first.unwrapped.oracle_action())  # types the username in the first page only
+        assert second.unwrapped.page.render() == twin.unwrapped.page.render()
+        assert second.step("click(ref=2)")[0] == twin.step("click(ref=2)")[0]
+        bad = first.unwrapped.snapshot()
+        bad["transcript"][-1][1] += " (edited)"
+        del bad["digest"]
+        with pytest.raises(SnapshotError, match="diverged"):
+            second.reset(options={"snapshot": bad})
+        ahead, behind = rollout(second, "oracle", reset=False), rollout(twin, "oracle", reset=False)
+        assert ahead.success and [s.observation for s in ahead.steps] == [s.observation for s in behind.steps]
+        first.close()
+        assert rollout(second, "oracle", seed=2).success
+    finally:
+        for env in (first, second, twin):
+            env.close()

@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from budgetgym.envs.miniwob.env import _alive, _descendants
+from budgetgym.envs.miniwob.browser import alive
 from budgetgym.envs.miniwob.tools.type import text_error
 from registered import make_or_skip
 
@@ -43,9 +43,8 @@ def test_a_browser_that_dies_mid_episode_ends_it_and_the_next_reset_gets_a_fresh
     try:
         env.reset(seed=1)
         env.step(env.unwrapped.oracle_action())
-        driver = env.unwrapped._browser.instance.driver.service.process.pid
-        for pid in [driver, *_descendants(driver)]:  # the browser this env started, by process id
-            if _alive(pid):
+        for pid in env.unwrapped.tab.browser.pids():  # the browser this env's tab is in, by process id
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         observation, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
         assert terminated and not truncated and reward == 0.0 and not info["success"]

@@ -4,7 +4,7 @@ Description:
     An adapter to MiniWoB++ from the installed ``miniwob`` package: its task pages run in a real,
     headless Chromium driven by ChromeDriver (Debian's ``chromium`` and ``chromium-driver``), and
     MiniWoB's own JavaScript generates each episode's instance from the episode seed and judges it.
-    Thirty-one tasks are supported, those with a known-good oracle (``oracles.ORACLES``): one
+    Thirty tasks are supported, those with a known-good oracle (``oracles.ORACLES``): one
     right choice among several (click-link, click-dialog-2, focus-text-2, email-inbox-delete, where
     a wrong click ends the episode), forms (enter-text-2, login-user-popup, multi-orderings,
     multi-layouts), pages to read and answer by typing (simple-arithmetic, simple-algebra, find-word,
@@ -12,16 +12,23 @@ Description:
     click-tab-2-hard, click-collapsible-2-nodelay, navigate-tree) up to thirteen clicks
     (click-checkboxes-large). Tasks that any click order solves are left out (click-test,
     click-test-2, click-test-transfer, click-dialog, focus-text: their one control, or the right
-    one first in the page; click-button and unicode-test: often a single button), and an instance
-    whose answer is the page as it loads ("Select nothing and click Submit") is drawn again from a
-    seed derived from the episode's (``oracles.TRIVIAL_INSTANCE``): clicking everything won them.
-    The train split holds 18; the test split 13, mostly MiniWoB's transfer and harder variants of
+    one first in the page; click-button and unicode-test: often a single button; click-tab-2-medium:
+    clicking everything in page order won 7 of 12), and an instance whose answer is the page as it
+    loads ("Select nothing and click Submit") is drawn again from a seed derived from the episode's
+    (``oracles.TRIVIAL_INSTANCE``): clicking everything won them.
+    Tasks whose one right click a blind agent often hits are played in rounds (``oracles.ROUNDS``:
+    click-link four instances in a row, navigate-tree five, ...): each instance is judged by
+    MiniWoB's page, the next is drawn from a seed derived from the episode's, and the episode is
+    done right when every instance is (a wrong one ends it); the page says which instance it shows.
+    The train split holds 17; the test split 13, mostly MiniWoB's transfer and harder variants of
     tasks trained on (``assets.TEST_TASKS``).
     The task is chosen by a keyword:
     ``gym.make("budgetgym/MiniWoB-v0", task="login")`` keeps the tasks whose name contains it (an
-    exact name wins); task ids are ``miniwob/<name>``. One browser serves all the episodes of an
-    env; it starts at the first reset, loads another task's page when the task changes, and
-    ``close()`` ends it (and waits until its processes are gone).
+    exact name wins); task ids are ``miniwob/<name>``. The envs of a process share one browser
+    (:mod:`budgetgym.envs.miniwob.browser`: a browser start takes seconds, a tab a tenth of one),
+    each env with a tab of its own, opened at its first reset: a reset is one script in that tab
+    (no page load unless the task changes), a click one round trip. ``close()`` closes the env's
+    tabs; the browser quits with its last tab (and waits until its processes are gone).
 
 Action Space:
     Text (``UnicodeText``): tool calls ``click(ref)`` and ``type(ref, text)`` (focus the element,
@@ -31,12 +38,14 @@ Action Space:
     special keys in the Private Use Area) is an invalid action and never reaches the browser.
 
 Observation Space:
-    Text: the task's utterance, then the page's elements one a line, indented under their parent,
+    Text: the task's utterance (for a task played in rounds, a line saying which instance of how
+    many), then the page's elements one a line, indented under their parent,
     as ``[ref] tag#id.class "text" value="..." (checked)``; text nodes are shown as quoted lines
     without a reference. ``info["admissible_actions"]`` lists a ``click(ref=n)`` per element.
 
 Rewards:
-    Sparse: 1.0 when MiniWoB's raw reward for the episode is positive (the task done right), else 0.0.
+    Sparse: 1.0 when MiniWoB's raw reward for the episode is positive (the task done right; for a
+    task played in rounds, for every instance), else 0.0.
     The time-scaled reward MiniWoB also reports is not used. ``reward_mode="progress"``: 1.0 on success.
 
 Termination:
@@ -45,18 +54,21 @@ Termination:
     tasks) is raised to ``time_limit_s`` (default 600 s) so that turns, not a model's latency, bound
     an episode; ``time_limit_s=None`` keeps MiniWoB's own. A browser that stops answering during an
     action (its processes killed, the driver gone) ends the episode as failed, with an observation
-    that says so; ``step`` does not raise, and the next reset starts a fresh browser.
+    that says so; ``step`` does not raise, and the next reset opens a fresh tab (in a fresh browser
+    when the old one no longer answers; the other envs in it end their episodes the same way).
 
 Registered Configurations:
-    ``budgetgym/MiniWoB-v0``: the thirty-three tasks (or those of ``task=KEYWORD``), on the train
-    and test splits; 107 curated failure states (``wrong_click``: another checkbox, tab, folder or
+    ``budgetgym/MiniWoB-v0``: the thirty tasks (or those of ``task=KEYWORD``), on the train
+    and test splits; 110 curated failure states (``wrong_click``: another checkbox, tab, folder or
     field than the oracle's; ``idle_click``: a click on mere text) on both, at five episode seeds
     (instances) of each task, from ``python -m budgetgym.envs.miniwob.assets``. Needs
     ``pip install 'budgetgym[web]'`` (the ``miniwob`` package) and Chromium with its driver
     (``apt-get install chromium chromium-driver``); ``MINIWOB_CHROME_BINARY`` and
     ``MINIWOB_CHROMEDRIVER`` are set to Debian's paths when unset. Without them ``gym.make`` raises
     ``MiniWoBNotInstalled`` naming what to install. Snapshots restore by replay (the browser's
-    state cannot be copied): the same seed and actions give the same page.
+    state cannot be copied): the same seed and actions give the same page. A replay runs in the
+    env's spare tab, which swaps with the episode's once the restore succeeded, so a refused one
+    leaves the running episode's page as it was.
 """
 
 from __future__ import annotations
@@ -65,55 +77,26 @@ import json
 import os
 import random
 import shutil
-import signal
-import time
-import urllib.parse
-from pathlib import Path
 from typing import Any, Sequence
 
 from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TextEnv, ToolCall, load_tasks
 from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.miniwob import mistakes
-from budgetgym.envs.miniwob.oracles import ORACLES, TRIVIAL_INSTANCE
+from budgetgym.envs.miniwob.browser import BrowserDied, Tab, alive, descendants, shared_browser
+from budgetgym.envs.miniwob.oracles import ORACLES, ROUNDS, TRIVIAL_INSTANCE
 from budgetgym.envs.miniwob.tools import TOOLS
 
 _CHROME_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 _SKIPPED_TAGS = frozenset({"body"})
-_QUIT_WAIT_S = 5.0
 _REDRAWS, _REDRAW_STEP = 16, 1_000_003  # a trivial instance is drawn again from a seed derived from the episode's
-
-
-def _descendants(pid: int) -> list[int]:
-    """The processes under ``pid`` (Linux /proc), children first."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
+_ROUND_STEP = 7_000_003  # instance k of a task played in rounds comes from the episode seed + k x this
+_SEED_MODULUS = 2**31
+# The old names of the /proc helpers (benchmarks/bench_web.py counts the browser's processes with them).
+_alive, _descendants = alive, descendants
 
 
 class MiniWoBNotInstalled(MissingExtra):
     """The miniwob package or the browser is missing (the message says which, and the command)."""
-
-
-class BrowserDied(Exception):
-    """The browser stopped answering during an action (its processes died, or the driver lost them)."""
 
 
 class PageError(Exception):
@@ -155,47 +138,46 @@ def select_tasks(keyword: str | None) -> list[str] | None:
 
 
 class Page:
-    """The open MiniWoB episode: its last observation, and the two actions on it."""
+    """One MiniWoB instance open in a tab: its last observation, and the two actions on it.
 
-    def __init__(self, browser: Any, observation: dict[str, Any]) -> None:
-        self.browser = browser
+    ``instance`` and ``instances`` place it in its episode (instance 2 of 3 of a task played in rounds)."""
+
+    def __init__(self, tab: Tab, observation: dict[str, Any], instance: int = 1, instances: int = 1) -> None:
+        self.tab = tab
+        self.instance, self.instances = instance, instances
         self.done = False
         self.raw_reward = 0.0
         self.reason: str | None = None
+        self.fields = {str(k): str(v) for k, v in observation["fields"]}
         self._update(observation)
 
     def _update(self, observation: dict[str, Any]) -> None:
-        self.utterance = str(observation["utterance"])
-        self.fields = {str(k): str(v) for k, v in observation["fields"]}
-        self.elements = [{
-            "ref": int(e["ref"]), "parent": int(e["parent"]), "tag": str(e["tag"]), "text": str(e["text"]),
-            "value": str(e["value"]), "id": str(e["id"]), "classes": str(e["classes"]),
-        } for e in observation["dom_elements"]]
+        if observation["done"]:
+            self.done = True
+            self.raw_reward = observation["raw_reward"]
+            self.reason = observation["reason"]
+            return
+        self.utterance = observation["utterance"]
+        self.elements = observation["elements"]
         self.refs = {e["ref"] for e in self.elements if e["ref"] > 0 and e["tag"] not in _SKIPPED_TAGS}
 
-    def _act(self, action_type: str, ref: int, **extra: Any) -> None:
+    def _act(self, action: Any, ref: int, *args: Any) -> None:
         if self.done:
             raise PageError("The episode is over.")
         if ref not in self.refs:
             raise PageError(f"There is no element [{ref}] on the page.")
-        action = self.browser.create_action(action_type, ref=ref, **extra)
         try:
-            observation, _, terminated, _, info = self.browser.step(action)
-        except Exception as err:  # Selenium's, urllib3's and the socket's errors have no common base
+            observation = action(ref, *args)
+        except BrowserDied:
             self.done = True
-            raise BrowserDied(f"{type(err).__name__}: {' '.join(str(err).split())[:200]}") from err
-        if terminated:
-            self.done = True
-            self.raw_reward = float(info.get("raw_reward", 0.0))
-            self.reason = info.get("reason")
-        else:
-            self._update(observation)
+            raise
+        self._update(observation)
 
     def click(self, ref: int) -> None:
-        self._act("CLICK_ELEMENT", ref)
+        self._act(self.tab.click, ref)
 
     def type(self, ref: int, text: str) -> None:
-        self._act("FOCUS_ELEMENT_AND_TYPE_TEXT", ref, text=text)
+        self._act(self.tab.type, ref, text)
 
     def render(self) -> str:
         if self.done:
@@ -203,7 +185,12 @@ class Page:
             reason = f" ({self.reason})" if self.reason else ""
             return f"Task: {self.utterance}\nThe episode is over: the task was {verdict}{reason}."
         depth: dict[int, int] = {}
-        lines = [f"Task: {self.utterance}", "Page elements (click(ref=n), type(ref=n, text=...)):"]
+        lines = [f"Task: {self.utterance}"]
+        if self.instances > 1:
+            earlier = "; the earlier ones were done right" if self.instance > 1 else ""
+            lines.append(f"Instance {self.instance} of {self.instances} (each must be done right; a wrong one ends "
+                         f"the episode){earlier}.")
+        lines.append("Page elements (click(ref=n), type(ref=n, text=...)):")
         for e in self.elements:
             if e["tag"] in _SKIPPED_TAGS:
                 depth[e["ref"]] = -1
@@ -236,7 +223,7 @@ class MiniWoBEnv(TextEnv):
     )
     exploit_upstream = "judged by MiniWoB++'s own task pages (their JavaScript scores each episode)"
     exploits = {"click-everything": "budgetgym.eval.exploits.miniwob:ClickEverything"}
-    exploit_sample = 12  # each episode is a page load in a real browser: a sample, not every task
+    exploit_sample = 12  # each episode is a page in a real browser: a sample, not every task
     failure_kinds = mistakes.KINDS
     state_changing_kinds = ("wrong_click",)  # an idle click wastes the turn and changes nothing
 
@@ -244,90 +231,74 @@ class MiniWoBEnv(TextEnv):
                  reward_mode: str = "sparse", render_mode: str | None = None,
                  time_limit_s: float | None = 600.0) -> None:
         _require_miniwob()
-        chrome, driver = _browser_paths()
-        os.environ.setdefault("MINIWOB_CHROME_BINARY", chrome)
-        os.environ.setdefault("MINIWOB_CHROMEDRIVER", driver)
+        self._chrome, self._driver = _browser_paths()
+        os.environ.setdefault("MINIWOB_CHROME_BINARY", self._chrome)
+        os.environ.setdefault("MINIWOB_CHROMEDRIVER", self._driver)
         if task is not None:
             task_ids = select_tasks(task)
         super().__init__(split=split, task_ids=task_ids, reward_mode=reward_mode, render_mode=render_mode)
         self.tools = TOOLS
         self.time_limit_s = time_limit_s
-        self._browser: Any = None
-        self._browser_task: str | None = None
+        #: The tab this env's episode runs in (None before the first reset); ``_spare`` is the one a
+        #: restore rebuilds an episode in, so that a refused restore leaves this one untouched.
+        self.tab: Tab | None = None
+        self._spare: Tab | None = None
         self.page: Page | None = None
         self.last_error: str | None = None
 
     # ------------------------------------------------------------------ browser
 
-    def _open(self, name: str) -> Any:
-        """The browser, showing task ``name``: started at the first reset; another task's page is
-        loaded into the same browser (MiniWoB's instance is pointed at it: its URL and its
-        utterance parser), which takes a tenth of a second where a new browser takes seconds."""
-        browser = self._browser
-        if browser is not None and self._browser_task == name:
-            return browser
-        if browser is None or browser.instance.died:
-            self._close_browser()
-            from miniwob.environment import MiniWoBEnvironment
+    def _open(self, name: str) -> Tab:
+        """This env's tab, showing task ``name``: a tab of the process's browser (started by the
+        first env that needs it), opened at the first reset and after its browser died; another
+        task's page is loaded into it."""
+        tab = self.tab
+        if tab is None or tab.browser.dead:
+            tab = self.tab = shared_browser(self._chrome, self._driver).open_tab()
+        time_limit_ms = None if self.time_limit_s is None else int(self.time_limit_s * 1000)
+        tab.load(name, time_limit_ms)
+        return tab
 
-            browser = MiniWoBEnvironment(subdomain=name, action_space_config="all_supported")
-            self._browser = browser
-        else:
-            from miniwob.fields import get_field_extractor
-
-            instance = browser.instance
-            instance.url = urllib.parse.urljoin(instance.url, f"{name}.html")
-            instance.field_extractor = get_field_extractor(name)
-            browser.subdomain = name
-            instance.driver.get(instance.url)
-        browser.instance.record_screenshots = False
-        if self.time_limit_s is not None:
-            milliseconds = int(self.time_limit_s * 1000)
-            browser.instance.driver.execute_script(f"core.EPISODE_MAX_TIME = {milliseconds};")
-        self._browser_task = name
-        return browser
-
-    def _close_browser(self) -> None:
-        """Quit the browser and wait until its processes (ChromeDriver, Chromium and Chromium's own
-        children) are gone; any still there after ``_QUIT_WAIT_S`` are killed, by process id."""
-        browser, self._browser, self._browser_task, self.page = self._browser, None, None, None
-        if browser is None:
-            return
-        process = getattr(getattr(getattr(browser.instance, "driver", None), "service", None), "process", None)
-        pids = ([process.pid] + _descendants(process.pid)) if process is not None else []
-        try:
-            browser.close()
-        except Exception:  # the driver of a dead browser cannot quit it: its processes are killed below
-            pass
-        finally:
-            deadline = time.monotonic() + _QUIT_WAIT_S
-            while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            for pid in pids:
-                if _alive(pid):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+    def _drop_tab(self) -> None:
+        """Close this env's tab (the next reset opens another); the browser quits with its last tab."""
+        tab, self.tab, self.page = self.tab, None, None
+        if tab is not None:
+            tab.close()
 
     def _teardown(self) -> None:
-        self._close_browser()
+        self._drop_tab()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
+
+    def _sibling(self) -> "MiniWoBEnv":
+        """A restore rebuilds the episode in the spare tab (opened here the first time): on success
+        the two tabs swap (the old episode's tab becomes the spare), on a refusal this env keeps its
+        own, untouched, and the spare stays for the next restore."""
+        if self._spare is None or self._spare.browser.dead:
+            try:
+                self._spare = shared_browser(self._chrome, self._driver).open_tab()
+            except BrowserDied:  # the sibling's reset opens one in a fresh browser
+                self._spare = None
+        sibling = super()._sibling()
+        sibling.tab, sibling._spare, sibling.page = self._spare, self.tab, None
+        return sibling
 
     def check_backend(self) -> None:
-        """The browser starts and shows the first task's page (the browser stays for the next reset)."""
+        """The browser starts and shows the first task's page (the tab stays for the next reset)."""
         try:
             self._open(self.tasks[0]["miniwob_task"])
         except Exception as err:  # Selenium's and the driver's errors have no common base
-            self._close_browser()
+            self._drop_tab()
             raise BackendUnavailable(
                 f"budgetgym/MiniWoB-v0: the browser did not start ({type(err).__name__}: "
                 f"{' '.join(str(err).split())[:200]}); check that chromium and chromium-driver are installed and "
                 "match (apt-get install chromium chromium-driver)") from err
 
     def __getstate__(self) -> dict[str, Any]:
-        """A copy (pickle, deepcopy) holds no browser: it starts its own and replays the episode."""
+        """A copy (pickle, deepcopy) holds no tab: it opens its own and replays the episode."""
         state = self.__dict__.copy()
-        state.update(_browser=None, _browser_task=None, page=None)
+        state.update(tab=None, _spare=None, page=None)
         state["_copy_snapshot"] = self.snapshot() if self.task is not None and self.page is not None else None
         return state
 
@@ -341,22 +312,27 @@ class MiniWoBEnv(TextEnv):
 
     # ------------------------------------------------------------------ episode
 
-    def _load_task(self, task: Task, seed: int) -> str:
-        name = task["miniwob_task"]
+    def _instance(self, name: str, seed: int, instance: int) -> Page:
+        """Instance ``instance`` (1-based) of task ``name`` in this episode of seed ``seed``."""
+        if instance > 1:
+            seed = (seed + (instance - 1) * _ROUND_STEP) % _SEED_MODULUS
         try:
-            browser = self._open(name)
-            observation, _ = browser.reset(seed=seed)
-        except Exception:  # a browser that died since the last episode: a fresh one, once
-            self._close_browser()
-            browser = self._open(name)
-            observation, _ = browser.reset(seed=seed)
+            tab = self._open(name)
+            observation = tab.reset(seed)
+        except BrowserDied:  # a browser that died since the last episode: a fresh tab (and browser), once
+            self._drop_tab()
+            tab = self._open(name)
+            observation = tab.reset(seed)
         trivial = TRIVIAL_INSTANCE.get(name)
         for draw in range(1, _REDRAWS + 1):
             if trivial is None or not trivial(dict(observation["fields"])):
                 break
             # the same seed always leads to the same draw, so a replay meets the same page
-            observation, _ = browser.reset(seed=(seed + draw * _REDRAW_STEP) % 2**31)
-        self.page = Page(browser, observation)
+            observation = tab.reset((seed + draw * _REDRAW_STEP) % _SEED_MODULUS)
+        return Page(tab, observation, instance, ROUNDS.get(name, 1))
+
+    def _load_task(self, task: Task, seed: int) -> str:
+        self.page = self._instance(task["miniwob_task"], seed, 1)
         self.last_error = None
         return self.page.render()
 
@@ -368,14 +344,18 @@ class MiniWoBEnv(TextEnv):
                 self.tools[call.name].function(page, **call.arguments)
                 if page.done:
                     break
+            if page.done and page.raw_reward > 0 and page.instance < page.instances:
+                # a task played in rounds: the next instance, from a seed derived from the episode's
+                self.page = self._instance(self.task["miniwob_task"], self._episode_seed, page.instance + 1)
+                return Outcome(self.page.render())
         except PageError as err:
             self.last_error = str(err)
             return Outcome(f"{err}\n\n{page.render()}")
         except BrowserDied as err:
             # The page's state is gone with the browser: the episode ends, not done, and the next
-            # reset starts a fresh browser (a replay could not tell the agent's action from the crash).
+            # reset opens a fresh tab (a replay could not tell the agent's action from the crash).
             self.last_error = f"the browser stopped answering ({err})"
-            self._close_browser()
+            self._drop_tab()
             return Outcome(f"Task: {page.utterance}\nThe episode is over: the browser stopped answering, so the task "
                            "was not done. A fresh browser starts at the next reset.", failed=True)
         if page.done:
@@ -397,13 +377,14 @@ class MiniWoBEnv(TextEnv):
         return Action(calls=(ToolCall(name, arguments),))
 
     def state_key(self) -> str:
-        """The page as the agent sees it (each element's tag, text, value and classes) and whether
-        the episode is over: what the outcome depends on; the actions that led there are not."""
+        """The page as the agent sees it (each element's tag, text, value and classes), which
+        instance of the episode it is, and whether the episode is over: what the outcome depends
+        on; the actions that led there are not."""
         page = self.page
         if page is None:
             return "null"
         shown = [(e["tag"], e["id"], e["classes"], e["text"], e["value"]) for e in page.elements if e["ref"] in page.refs]
-        return json.dumps({"done": page.done, "page": shown}, ensure_ascii=False)
+        return json.dumps({"done": page.done, "instance": page.instance, "page": shown}, ensure_ascii=False)
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
         return mistakes.propose(self, kind, plan, rng)
