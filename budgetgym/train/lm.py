@@ -63,10 +63,15 @@ def chat_template() -> str:
 def scripted_conversations(env_ids: Sequence[str], *, agent_p: float, episodes_per_task: int = 1,
                            tasks: int | None = None, task_ids: Sequence[str] | None = None, split: str = "train",
                            budget: BudgetSpec | None = None, seed: int = 0,
-                           env_kwargs: dict[str, Any] | None = None) -> list[list[dict[str, Any]]]:
+                           env_kwargs: dict[str, Any] | None = None,
+                           oracle_flags: list[list[bool]] | None = None) -> list[list[dict[str, Any]]]:
     """Chats of the noisy oracle (a random action with probability ``agent_p`` each turn) in the
     messages TRL builds: each episode started by :meth:`BudgetgymTRLEnv.reset` for the row, played by
-    the one rollout loop, every answer what ``act`` would have returned (:func:`answer_text`)."""
+    the one rollout loop, every answer what ``act`` would have returned (:func:`answer_text`).
+
+    ``oracle_flags``, a list, receives per chat and per assistant message whether it is the oracle's
+    own action (False for the random turns and the closing reply): what SFT may learn from."""
+    from budgetgym.core.env import text_env
     from budgetgym.core.rollout import rollout
     from budgetgym.eval.agents.scripted import NoisyOracleAgent
 
@@ -82,7 +87,17 @@ def scripted_conversations(env_ids: Sequence[str], *, agent_p: float, episodes_p
                     observation = env.reset(**row)  # the episode TRL would start for this row
                     episode = env.episode
                     agent.reset(episode.env, observation, episode.info, int(row["seed"]))
-                    played = rollout(episode.env, lambda o, i, e: agent.act(o, i), start=(observation, episode.info))
+                    own: list[bool] = []
+
+                    def act(o: str, i: dict[str, Any], e: Any) -> str:
+                        intended = text_env(e).oracle_action()
+                        action = agent.act(o, i)
+                        own.append(intended is not None and action == intended)
+                        return action
+
+                    played = rollout(episode.env, act, start=(observation, episode.info))
+                    if oracle_flags is not None:
+                        oracle_flags.append(own + [False])
                     messages = [row["prompt"][0], {"role": "user", "content": observation}]
                     for step in played.steps:
                         messages.append(act_message(step.action))
@@ -165,46 +180,99 @@ def load(model_dir: str | Path, device: str = "cpu") -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, Any]], max_length: int) -> tuple[list[int], list[int]]:
-    """Token ids of the rendered chat and labels that keep only the assistant's tokens (-100 elsewhere),
-    cut to the last ``max_length`` tokens' worth of whole turns from the start."""
-    render = lambda msgs, gen=False: tokenizer.apply_chat_template(list(msgs), tools=TOOLS, tokenize=False,
-                                                                     add_generation_prompt=gen)
-    spans, text = [], render(messages)
-    for index, message in enumerate(messages):
-        if message["role"] == "assistant":
-            start = len(render(messages[:index], gen=True))
-            end = len(render(messages[:index + 1]))
-            spans.append((start, end))
-    encoded = tokenizer(text, return_offsets_mapping=True, add_special_tokens=False)
-    ids, labels = encoded["input_ids"], []
-    span = 0
-    for token, (begin, _) in zip(ids, encoded["offset_mapping"]):
-        while span < len(spans) and begin >= spans[span][1]:
-            span += 1
-        inside = span < len(spans) and spans[span][0] <= begin < spans[span][1]
-        labels.append(token if inside else -100)
+def render(tokenizer: Any, messages: Sequence[dict[str, Any]], generation_prompt: bool = False) -> str:
+    """``messages`` in the tokenizer's chat template, with the ``act`` tool."""
+    return tokenizer.apply_chat_template(list(messages), tools=TOOLS, tokenize=False,
+                                         add_generation_prompt=generation_prompt)
+
+
+def text_ids(tokenizer: Any, text: str) -> list[int]:
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def prompt_ids(tokenizer: Any, messages: Sequence[dict[str, Any]]) -> list[int]:
+    """The tokens of a conversation's opening (system message, first observation) up to the reply."""
+    return text_ids(tokenizer, render(tokenizer, messages, True))
+
+
+def turn_texts(tokenizer: Any, opening: Sequence[dict[str, Any]], reply: dict[str, Any],
+               answer: dict[str, Any] | None) -> tuple[str, str]:
+    """The chat template's text of an assistant ``reply`` (through its end-of-turn token) and of what
+    follows it until the next reply starts (the tool's ``answer`` and the next generation prompt; just
+    the reply's trailing text when ``answer`` is None).
+
+    Rendered after the conversation's ``opening`` only, not the whole history: a chat template
+    renders a turn from the turn itself (Qwen 2.5's does), and re-rendering the history every turn is
+    what made each reply cost as much as the whole conversation. This is what lets a conversation's
+    tokens grow by appending (:class:`ChatBatch`) and lets training see exactly those tokens."""
+    before = render(tokenizer, opening, True)
+    with_reply = render(tokenizer, list(opening) + [reply])
+    if not with_reply.startswith(before):
+        raise ValueError("the chat template does not render a reply by appending to the prompt: "
+                         "incremental encoding needs a prefix-preserving template")
+    rendered = with_reply[len(before):]
+    eos = tokenizer.eos_token
+    cut = rendered.rfind(eos) + len(eos) if eos and eos in rendered else len(rendered)
+    reply_text, trailing = rendered[:cut], rendered[cut:]
+    if answer is None:
+        return reply_text, trailing
+    after = render(tokenizer, list(opening) + [reply, answer], True)
+    if not after.startswith(with_reply):
+        raise ValueError("the chat template does not render a tool answer by appending: "
+                         "incremental encoding needs a prefix-preserving template")
+    return reply_text, trailing + after[len(with_reply):]
+
+
+def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, Any]], max_length: int,
+                        learn: Sequence[bool] | None = None) -> tuple[list[int], list[int]]:
+    """Token ids of a chat as :class:`ChatBatch` builds them while playing (the opening, then per turn
+    the reply's tokens and the answer's), and labels that keep the assistant's reply tokens only
+    (-100 elsewhere; also for the replies whose ``learn`` flag is False), cut to ``max_length``.
+
+    The replies are tokenized as the template renders them; at play time the model's own sampled
+    tokens stand there instead, which decode to the same text when it writes a canonical call."""
+    opening = list(messages[:2])
+    ids = prompt_ids(tokenizer, opening)
+    labels = [-100] * len(ids)
+    replies = [i for i, m in enumerate(messages) if i >= 2 and m["role"] == "assistant"]
+    for number, index in enumerate(replies):
+        answer = messages[index + 1] if index + 1 < len(messages) and messages[index + 1]["role"] != "assistant" else None
+        reply_text, after_text = turn_texts(tokenizer, opening, messages[index], answer)
+        reply = text_ids(tokenizer, reply_text)
+        after = text_ids(tokenizer, after_text)
+        keep = learn is None or learn[number]
+        ids += reply + after
+        labels += (reply if keep else [-100] * len(reply)) + [-100] * len(after)
+        if len(ids) >= max_length:
+            break
     return ids[:max_length], labels[:max_length]
 
 
 def supervised_fine_tune(model: Any, tokenizer: Any, conversations: Sequence[Sequence[dict[str, Any]]], *,
                          steps: int, batch_size: int = 4, learning_rate: float = 3e-3, max_length: int = 2048,
-                         seed: int = 0, log: Any = None) -> list[dict[str, float]]:
-    """Next-token training on the assistant tokens of ``conversations`` (AdamW, cosine decay); the curve."""
+                         seed: int = 0, log: Any = None,
+                         learn: Sequence[Sequence[bool]] | None = None) -> list[dict[str, float]]:
+    """Next-token training on the assistant tokens of ``conversations`` (AdamW, cosine decay); the curve.
+
+    ``learn`` (per conversation, per assistant reply) leaves some replies out of the loss (they stay
+    in the context): the study learns from the scripted agent's own turns, not its random ones."""
     import torch
 
     device = next(model.parameters()).device
-    encoded = [encode_conversation(tokenizer, c, max_length) for c in conversations]
+    encoded = [encode_conversation(tokenizer, c, max_length, None if learn is None else learn[i])
+               for i, c in enumerate(conversations)]
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    warmup = max(1, steps // 20)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
     model.train()
     curve = []
+    pad = tokenizer.pad_token_id
     for step in range(steps):
         batch = [encoded[i] for i in rng.choice(len(encoded), size=min(batch_size, len(encoded)), replace=False)]
         width = max(len(ids) for ids, _ in batch)
-        pad = tokenizer.pad_token_id
         input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch], device=device)
         labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch], device=device)
         mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch], device=device)
@@ -244,11 +312,203 @@ def reply_action(reply: str) -> str:
     return TOOL_CALL.sub("", reply).strip()
 
 
+class TokenRows:
+    """``B`` token sequences that a causal LM extends in lockstep through one KV cache.
+
+    Each row is a conversation's tokens; :meth:`extend` appends tokens to some rows (the others wait)
+    and :meth:`sample` draws a reply for some rows, all rows in one forward pass a step. Only the new
+    tokens go through the model: the cache keeps the rest. Rows grow by different amounts, so a step's
+    chunk is left-padded per row with pad positions that no later token attends to (a 4D mask: each
+    position sees the real tokens before it and itself); positions (RoPE) count real tokens only, so a
+    row's tokens see exactly what they would alone. A row that would outgrow the model's context is cut
+    to its opening (up to half the context) and its latest tokens, and the cache is rebuilt: that row's
+    trace starts a new segment.
+
+    ``segments(row)`` is the row's trace: a list of (token ids, sampled flags), what the model saw and
+    which tokens it drew itself (what GRPO scores, :mod:`budgetgym.train.lm_grpo`).
+    """
+
+    def __init__(self, model: Any, *, pad_id: int, eos_id: int, temperature: float, max_new_tokens: int,
+                 stats: dict[str, float]) -> None:
+        self.model, self.pad_id, self.eos_id = model, int(pad_id), int(eos_id)
+        self.temperature, self.max_new_tokens, self.stats = temperature, max_new_tokens, stats
+        self.device = next(model.parameters()).device
+        self.context = int(getattr(model.config, "max_position_embeddings", 2048))
+
+    def start(self, prompts: Sequence[Sequence[int]], seeds: Sequence[int]) -> None:
+        """New rows, one per prompt, each sampling from its own generator seeded by ``seeds``."""
+        import torch
+
+        self.ids = [list(p) for p in prompts]
+        self.sampled = [[False] * len(p) for p in prompts]
+        self.opening = [len(p) for p in prompts]
+        self.done: list[list[tuple[list[int], list[bool]]]] = [[] for _ in prompts]
+        self.generators = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
+        self._reset_cache()
+
+    def _reset_cache(self) -> None:
+        from transformers import DynamicCache
+
+        self.cache = DynamicCache(config=self.model.config)
+        self.fed = [0] * len(self.ids)  # per row: how many of its tokens are in the cache
+        self.visible: Any = None  # per cache position and row: a real token (True) or a pad
+        self.logits: Any = None
+
+    def segments(self, row: int) -> list[tuple[list[int], list[bool]]]:
+        return self.done[row] + [(list(self.ids[row]), list(self.sampled[row]))]
+
+    def extend(self, chunks: dict[int, Sequence[int]]) -> None:
+        """Append ``chunks[row]`` to each named row (not fed to the model until it is needed)."""
+        for row, chunk in chunks.items():
+            if len(self.ids[row]) + len(chunk) + self.max_new_tokens > self.context:
+                self._cut(row, list(chunk))
+            else:
+                self.ids[row] += list(chunk)
+                self.sampled[row] += [False] * len(chunk)
+
+    def _cut(self, row: int, chunk: list[int]) -> None:
+        self.done[row].append((list(self.ids[row]), list(self.sampled[row])))
+        ids = self.ids[row] + chunk
+        head = min(self.opening[row], self.context // 2)
+        tail = self.context - self.max_new_tokens - head
+        self.ids[row] = ids[:head] + ids[-tail:]
+        self.sampled[row] = [False] * len(self.ids[row])
+        self._reset_cache()  # every row is fed again from its start (rare: contexts are sized to fit)
+
+    def _feed(self) -> None:
+        """Run the model over every row's tokens not yet in the cache; keep the last position's logits."""
+        import torch
+
+        new = [self.ids[r][self.fed[r]:] for r in range(len(self.ids))]
+        width = max(len(n) for n in new)
+        if width == 0:
+            return
+        rows = len(new)
+        tokens = torch.full((rows, width), self.pad_id, dtype=torch.long)
+        positions = torch.zeros((rows, width), dtype=torch.long)
+        real = torch.zeros((rows, width), dtype=torch.bool)
+        for r, chunk in enumerate(new):
+            if chunk:  # right-aligned: the chunk's last token is the row's last, whose logits sample next
+                tokens[r, width - len(chunk):] = torch.tensor(chunk)
+                positions[r, width - len(chunk):] = torch.arange(self.fed[r], self.fed[r] + len(chunk))
+                real[r, width - len(chunk):] = True
+            positions[r, :width - len(chunk)] = self.fed[r]
+        past = 0 if self.visible is None else self.visible.shape[1]
+        visible = real if self.visible is None else torch.cat([self.visible, real], 1)
+        keys = torch.arange(past + width)
+        queries = torch.arange(past, past + width)
+        allowed = (keys[None, :] <= queries[:, None])[None] & (visible[:, None, :] | (keys[None, :] == queries[:, None])[None])
+        mask = torch.zeros(allowed.shape, dtype=torch.float32).masked_fill_(~allowed, torch.finfo(torch.float32).min)
+        with torch.no_grad():
+            out = self.model(input_ids=tokens.to(self.device), position_ids=positions.to(self.device),
+                             attention_mask=mask[:, None].to(self.device, next(self.model.parameters()).dtype),
+                             cache=self.cache, use_cache=True)
+        self.logits = out.logits[:, -1].float()
+        self.visible = visible
+        self.fed = [len(ids) for ids in self.ids]
+
+    def sample(self, rows: Sequence[int]) -> dict[int, list[int]]:
+        """A reply for each of ``rows``: tokens drawn until the end-of-turn token or ``max_new_tokens``."""
+        import torch
+
+        started, cpu = time.perf_counter(), time.process_time()
+        replies: dict[int, list[int]] = {r: [] for r in rows}
+        active = list(rows)
+        self._feed()
+        while active:
+            for r in active:
+                logits = self.logits[r]
+                if self.temperature > 0:
+                    probs = torch.softmax(logits / self.temperature, -1).cpu()
+                    token = int(torch.multinomial(probs, 1, generator=self.generators[r]))
+                else:
+                    token = int(logits.argmax())
+                replies[r].append(token)
+                self.ids[r].append(token)
+                self.sampled[r].append(True)
+            active = [r for r in active if replies[r][-1] != self.eos_id and len(replies[r]) < self.max_new_tokens
+                      and len(self.ids[r]) < self.context]
+            if active:
+                self._feed()  # the other rows' new tokens wait in self.ids until their next turn
+        self.stats["seconds"] += time.perf_counter() - started
+        self.stats["cpu_seconds"] += time.process_time() - cpu
+        self.stats["tokens"] += sum(len(reply) for reply in replies.values())
+        self.stats["calls"] += len(rows)
+        return replies
+
+
+class ChatBatch:
+    """``B`` conversations a causal LM plays at once (the K attempts of a GRPO group; one for
+    :class:`LMAgent`), each seeing only its own conversation as TRL would show it: the system message,
+    the observations (as ``act`` answers them, :func:`answer_text`) and its own ``act`` calls.
+
+    Tokens are encoded incrementally (:func:`turn_texts`): the opening once, then per turn only the
+    answer's tokens; the model's own reply stays as the tokens it sampled."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, max_new_tokens: int = 96,
+                 stats: dict[str, float] | None = None) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.stats = stats if stats is not None else new_stats()
+        eos = tokenizer.convert_tokens_to_ids(tokenizer.eos_token)
+        self.tokens = TokenRows(model, pad_id=tokenizer.pad_token_id, eos_id=eos, temperature=float(temperature),
+                                max_new_tokens=int(max_new_tokens), stats=self.stats)
+        self.eos_id = eos
+        self.messages: list[list[dict[str, Any]]] = []
+        self.last_action: list[str | None] = []
+        self._ended: list[bool] = []
+
+    def start(self, openings: Sequence[Sequence[dict[str, Any]]], seeds: Sequence[int]) -> None:
+        """New conversations from their openings ([system, first observation])."""
+        self.messages = [[dict(m) for m in opening] for opening in openings]
+        self.last_action = [None] * len(openings)
+        self._ended = [True] * len(openings)
+        self.tokens.start([prompt_ids(self.tokenizer, opening) for opening in self.messages], seeds)
+
+    def act(self, observations: dict[int, tuple[str, dict[str, Any]]]) -> dict[int, str]:
+        """The next action of each named row, given what its last action led to."""
+        chunks = {}
+        for row, (observation, info) in observations.items():
+            if self.last_action[row] is None:
+                continue  # the first turn: the observation is the opening's
+            reply = act_message(self.last_action[row])
+            answer = {"role": "tool", "name": "act", "content": answer_text(observation, info, False)}
+            _, after = turn_texts(self.tokenizer, self.messages[row][:2], reply, answer)
+            self.messages[row] += [reply, answer]
+            chunks[row] = ([] if self._ended[row] else [self.eos_id]) + text_ids(self.tokenizer, after)
+        self.tokens.extend(chunks)
+        replies = self.tokens.sample(list(observations))
+        actions = {}
+        for row, reply in replies.items():
+            self._ended[row] = bool(reply) and reply[-1] == self.eos_id
+            actions[row] = reply_action(self.tokenizer.decode(reply, skip_special_tokens=True))
+            self.last_action[row] = actions[row]
+        return actions
+
+    def trace(self, row: int) -> list[tuple[list[int], list[bool]]]:
+        return self.tokens.segments(row)
+
+
+def new_stats() -> dict[str, float]:
+    """Counters of the model's generation: tokens drawn, wall and CPU seconds, replies."""
+    return {"tokens": 0, "seconds": 0.0, "cpu_seconds": 0.0, "calls": 0}
+
+
+def opening_messages(env: Any, observation: str, info: dict[str, Any]) -> list[dict[str, Any]]:
+    """A TRL episode's first two messages: the system message (instructions and tools) and the first observation."""
+    from budgetgym.core.env import text_env
+
+    base = text_env(env)
+    tools = info.get("tools") or [tool.openai_schema() for tool in base.tools.values()]
+    return [{"role": "system", "content": system_message(base.instructions, tools)},
+            {"role": "user", "content": observation}]
+
+
 class LMAgent:
     """A causal LM as an evaluation agent: it sees the conversation TRL would show it (the system
-    message, the observations and its own ``act`` calls), samples a reply with ``generate`` (KV cache
-    on), and plays the ``action`` of the reply's ``act`` call; a reply without one is played as
-    written (the env says what is wrong with it, the turn is spent). It never sees ``info``.
+    message, the observations and its own ``act`` calls), samples a reply through a KV cache kept
+    across the episode's turns (:class:`ChatBatch` of one), and plays the ``action`` of the reply's
+    ``act`` call; a reply without one is played as written (the env says what is wrong with it, the
+    turn is spent). It never sees ``info`` beyond what ``act`` answers (:func:`answer_text`).
 
     ``stats`` counts tokens and seconds in the model, for the benchmark's tokens/s.
     """
@@ -260,62 +520,29 @@ class LMAgent:
         self.model, self.tokenizer, self.name = model, tokenizer, name
         self.temperature, self.max_new_tokens = float(temperature), int(max_new_tokens)
         self.config = {"name": name, "temperature": self.temperature, "max_new_tokens": self.max_new_tokens}
-        self.stats = {"tokens": 0, "seconds": 0.0, "calls": 0}
-        #: This episode's turns as (prompt ids, reply ids): what GRPO scores (budgetgym.train.lm_grpo).
-        self.trace: list[tuple[list[int], list[int]]] = []
-        self._messages: list[dict[str, Any]] = []
-        self._last_action: str | None = None
+        self.stats = new_stats()
+        self._chat = ChatBatch(model, tokenizer, temperature=self.temperature, max_new_tokens=self.max_new_tokens,
+                               stats=self.stats)
+        self._started = False
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         """The conversation the model has seen so far (a copy; its last reply is added at the next turn)."""
-        return [dict(m) for m in self._messages]
+        return [dict(m) for m in self._chat.messages[0]] if self._started else []
+
+    @property
+    def trace(self) -> list[tuple[list[int], list[bool]]]:
+        """This episode's tokens as segments of (ids, sampled flags): what GRPO scores."""
+        return self._chat.trace(0) if self._started else []
 
     def reset(self, env: Any, observation: str, info: dict[str, Any], seed: int) -> None:
-        import torch
-
-        from budgetgym.core.env import text_env
-
-        base = text_env(env)
-        tools = info.get("tools") or [tool.openai_schema() for tool in base.tools.values()]
-        self._messages = [{"role": "system", "content": system_message(base.instructions, tools)},
-                          {"role": "user", "content": observation}]
-        torch.manual_seed(int(seed))  # sampling is seeded by the episode seed
-        self._last_action = None
-        self.trace = []
+        self._chat.start([opening_messages(env, observation, info)], [int(seed)])  # sampling seeded by the episode
+        self._started = True
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        if self._last_action is not None:
-            self._messages.append(act_message(self._last_action))
-            self._messages.append({"role": "tool", "name": "act", "content": observation})
-        action = reply_action(self.tokenizer.decode(self._generate(), skip_special_tokens=True))
-        self._last_action = action
-        return action
-
-    def _generate(self) -> list[int]:
-        import torch
-
-        prompt = self.tokenizer.apply_chat_template(self._messages, tools=TOOLS, add_generation_prompt=True,
-                                                    tokenize=True, return_dict=True, return_tensors="pt")
-        device = next(self.model.parameters()).device
-        input_ids = prompt["input_ids"].to(device)
-        context = self.model.config.max_position_embeddings
-        if input_ids.shape[1] + self.max_new_tokens > context:  # keep the system message's start and the latest turns
-            input_ids = torch.cat([input_ids[:, :context // 2], input_ids[:, -(context // 2 - self.max_new_tokens):]], 1)
-        started = time.perf_counter()
-        with torch.no_grad():
-            output = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                         do_sample=self.temperature > 0, temperature=self.temperature or None,
-                                         top_p=1.0, top_k=0, max_new_tokens=self.max_new_tokens, use_cache=True,
-                                         pad_token_id=self.tokenizer.pad_token_id,
-                                         eos_token_id=self.tokenizer.eos_token_id)
-        new = output[0, input_ids.shape[1]:].tolist()
-        self.trace.append((input_ids[0].tolist(), new))
-        self.stats["seconds"] += time.perf_counter() - started
-        self.stats["tokens"] += len(new)
-        self.stats["calls"] += 1
-        return new
+        return self._chat.act({0: (observation, info)})[0]
 
 
-__all__ = ["LMAgent", "ModelSize", "SIZES", "act_message", "chat_template", "encode_conversation", "load",
-           "make_tiny_lm", "reply_action", "scripted_conversations", "supervised_fine_tune"]
+__all__ = ["ChatBatch", "LMAgent", "ModelSize", "SIZES", "TokenRows", "act_message", "chat_template", "encode_conversation",
+           "load", "make_tiny_lm", "new_stats", "opening_messages", "prompt_ids", "reply_action", "scripted_conversations",
+           "supervised_fine_tune", "turn_texts"]

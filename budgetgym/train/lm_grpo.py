@@ -27,7 +27,7 @@ import numpy as np
 from budgetgym.core import read_jsonl, rollout, text_env, write_jsonl
 from budgetgym.core.jsonl import dumps_line
 from budgetgym.train.grpo import REGIMES
-from budgetgym.train.lm import LMAgent
+from budgetgym.train.lm import ChatBatch, LMAgent
 
 #: The study's reward names and the env's ``reward_mode`` each one is.
 REWARDS = {"sparse": "sparse", "milestone": "progress", "oracle-distance": "oracle_distance"}
@@ -45,6 +45,8 @@ class LMTrainConfig:
     temperature: float = 1.0
     max_new_tokens: int = 48
     seed: int = 0
+    #: Train on the tasks whose oracle needs at most this many turns (None: every training task).
+    max_oracle_turns: int | None = None
 
     def __post_init__(self) -> None:
         if self.regime not in REGIMES:
@@ -64,21 +66,37 @@ def training_env(env_id: str, regime: str, reward: str) -> Any:
                      reveal="remaining")
 
 
-def sequence_log_prob(model: Any, trace: list[tuple[list[int], list[int]]]) -> Any:
-    """Mean log-probability of the reply tokens of an episode's turns, each given its own prompt."""
+def sequence_log_prob(model: Any, trace: list[tuple[list[int], list[bool]]]) -> Any:
+    """Mean log-probability of the tokens the model sampled in an episode (its trace: segments of
+    token ids and sampled flags, :class:`~budgetgym.train.lm.TokenRows`), one forward pass a segment:
+    each sampled token given everything before it, exactly the context it was drawn in."""
     import torch
 
     device = next(model.parameters()).device
     total, count = torch.zeros((), device=device), 0
-    for prompt, reply in trace:
-        if not reply:
+    for ids, sampled in trace:
+        targets = [i for i in range(1, len(ids)) if sampled[i]]
+        if not targets:
             continue
-        ids = torch.tensor([prompt + reply], device=device)
-        logits = model(input_ids=ids).logits[0, len(prompt) - 1:-1]
-        log_probs = torch.log_softmax(logits.float(), -1)
-        total = total + log_probs.gather(1, torch.tensor(reply, device=device)[:, None]).sum()
-        count += len(reply)
+        logits = model(input_ids=torch.tensor([ids], device=device)).logits[0]
+        where = torch.tensor(targets, device=device)
+        log_probs = torch.log_softmax(logits[where - 1].float(), -1)
+        total = total + log_probs.gather(1, torch.tensor(ids, device=device)[where][:, None]).sum()
+        count += len(targets)
     return total / max(count, 1)
+
+
+def tasks_within(env: Any, max_oracle_turns: int | None) -> list[str]:
+    """The env split's task ids, those whose oracle needs at most ``max_oracle_turns`` turns
+    when given (the task's ``oracle_turns``, as the env reports it at reset)."""
+    ids = list(text_env(env).tasks.ids)
+    if max_oracle_turns is None:
+        return ids
+    kept = [t for t in ids if (turns := env.reset(seed=0, options={"task_id": t})[1].get("oracle_turns")) is not None
+            and turns <= max_oracle_turns]
+    if not kept:
+        raise ValueError(f"no task of the split has an oracle that needs {max_oracle_turns} turns or fewer")
+    return kept
 
 
 def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path, *, name: str,
@@ -101,20 +119,22 @@ def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path,
                        max_new_tokens=config.max_new_tokens)
     (out / "config.json").write_text(json.dumps(wanted, indent=2, sort_keys=True))
     agent = LMAgent(model, tokenizer, name=name, temperature=config.temperature, max_new_tokens=config.max_new_tokens)
+    chat = ChatBatch(model, tokenizer, temperature=config.temperature, max_new_tokens=config.max_new_tokens)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
-    env = training_env(config.env_id, config.regime, config.reward)
+    envs = [training_env(config.env_id, config.regime, config.reward) for _ in range(config.group_size)]
     write_jsonl(out / "curve.jsonl", [])
     try:
-        task_ids = list(text_env(env).tasks.ids)
+        task_ids = tasks_within(envs[0], config.max_oracle_turns)
         with open(out / "curve.jsonl", "a", encoding="utf-8") as handle:
             for iteration in range(config.iterations):
-                row = _iteration(env, agent, optimizer, task_ids, config, iteration)
+                row = _iteration(envs, chat, optimizer, task_ids, config, iteration)
                 handle.write(dumps_line(row))
                 handle.flush()
                 if progress is not None:
                     progress(row)
     finally:
-        env.close()
+        for env in envs:
+            env.close()
     model.save_pretrained(out / "model")
     tokenizer.save_pretrained(out / "model")
     (out / "done.json").write_text(json.dumps({"iterations": config.iterations}))
@@ -122,33 +142,50 @@ def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path,
     return agent
 
 
-def _iteration(env: Any, agent: LMAgent, optimizer: Any, task_ids: list[str], config: LMTrainConfig,
+def play_group(envs: list[Any], chat: Any, task_id: str, seeds: list[int]) -> list[Any]:
+    """One attempt of ``task_id`` per env, played in lockstep by ``chat`` (a
+    :class:`~budgetgym.train.lm.ChatBatch`: the K replies of a turn in one batch); the rollouts."""
+    from budgetgym.core.rollout import Rollout, Step
+    from budgetgym.train.lm import opening_messages
+
+    starts = [env.reset(seed=seed, options={"task_id": task_id}) for env, seed in zip(envs, seeds)]
+    chat.start([opening_messages(env, o, i) for env, (o, i) in zip(envs, starts)], seeds)
+    played = [Rollout(o, i) for o, i in starts]
+    last = {row: start for row, start in enumerate(starts)}
+    while last:
+        actions = chat.act(last)
+        for row, action in actions.items():
+            observation, reward, terminated, truncated, info = envs[row].step(action)
+            played[row].steps.append(Step(action, observation, float(reward), bool(terminated), bool(truncated), info))
+            last[row] = (observation, info)
+            if terminated or truncated:
+                del last[row]
+    return played
+
+
+def _iteration(envs: list[Any], chat: Any, optimizer: Any, task_ids: list[str], config: LMTrainConfig,
                iteration: int) -> dict[str, Any]:
     rng = np.random.default_rng([config.seed, iteration])
     chosen = rng.choice(len(task_ids), size=min(config.tasks_per_iteration, len(task_ids)), replace=False)
     returns, successes, turns, caps, groups = [], [], [], [], []
-    started, model_seconds = time.perf_counter(), agent.stats["seconds"]
-    agent.model.eval()
+    started, model_seconds = time.perf_counter(), chat.stats["seconds"]
+    chat.model.eval()
     for index in chosen:
-        group = []
-        for attempt in range(config.group_size):
-            seed = int(rng.integers(2**31 - 1))
-            observation, info = env.reset(seed=seed, options={"task_id": task_ids[int(index)]})
-            agent.reset(env, observation, info, seed)
-            played = rollout(env, lambda o, i, e: agent.act(o, i), start=(observation, info))
-            group.append((played.total_reward, list(agent.trace)))
-            successes.append(played.success)
-            turns.append(played.turns)
-            caps.append(info["budget"]["cap"])
-        rewards = np.array([reward for reward, _ in group])
+        seeds = [int(rng.integers(2**31 - 1)) for _ in range(config.group_size)]
+        played = play_group(envs, chat, task_ids[int(index)], seeds)
+        rewards = np.array([episode.total_reward for episode in played])
         returns.extend(rewards.tolist())
-        groups.append((group, rewards - rewards.mean()))
+        successes.extend(episode.success for episode in played)
+        turns.extend(episode.turns for episode in played)
+        caps.extend(episode.info["budget"]["cap"] for episode in played)
+        groups.append(([(float(r), chat.trace(row)) for row, r in enumerate(rewards)], rewards - rewards.mean()))
     play_seconds = time.perf_counter() - started
-    losses = policy_gradient_step(agent.model, optimizer, groups)
+    losses = policy_gradient_step(chat.model, optimizer, groups)
     return {"iteration": iteration, "mean_reward": float(np.mean(returns)), "success_rate": float(np.mean(successes)),
             "mean_turns": float(np.mean(turns)), "mean_cap": float(np.mean(caps)), "episodes": len(returns),
             "loss": float(np.sum(losses)) if losses else 0.0, "updated_episodes": len(losses),
-            "play_seconds": play_seconds, "model_seconds": agent.stats["seconds"] - model_seconds}
+            "play_seconds": play_seconds, "model_seconds": chat.stats["seconds"] - model_seconds,
+            "update_seconds": time.perf_counter() - started - play_seconds}
 
 
 def policy_gradient_step(model: Any, optimizer: Any, groups: list[tuple[list[tuple[float, Any]], np.ndarray]]) -> list[float]:
@@ -178,4 +215,5 @@ def read_curve(out: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(Path(out) / "curve.jsonl")
 
 
-__all__ = ["LMTrainConfig", "REWARDS", "policy_gradient_step", "read_curve", "sequence_log_prob", "train_lm", "training_env"]
+__all__ = ["LMTrainConfig", "REWARDS", "play_group", "policy_gradient_step", "read_curve", "tasks_within", "sequence_log_prob", "train_lm",
+           "training_env"]

@@ -76,7 +76,17 @@ class StudyConfig:
     sft_episodes: int = 2
     sft_steps: int = 150
     sft_agent_p: float = 0.3
+    #: ``"oracle"``: SFT learns the scripted agent's own (oracle) turns, its random ones stay in the
+    #: context only; ``"all"``: every turn, mistakes included.
+    sft_learn: str = "oracle"
+    sft_batch_size: int = 8
+    sft_learning_rate: float = 3e-3
     max_new_tokens: int = 48
+    #: Train and measure on the tasks whose oracle needs at most this many turns (None: all tasks).
+    max_oracle_turns: int | None = None
+    #: torch's intra-op threads (None: torch's default). On a small model a step is many small ops,
+    #: where a second thread mostly spins waiting for the first on a loaded machine.
+    threads: int | None = None
 
     @classmethod
     def tiny(cls, env_id: str = "budgetgym/Navigation-v0", **changes: Any) -> "StudyConfig":
@@ -125,6 +135,8 @@ def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) 
         return policies
     if config.policy != "lm":
         raise ValueError(f"policy must be 'lm' or 'linear', got {config.policy!r}")
+    if config.sft_learn not in ("oracle", "all"):
+        raise ValueError(f"sft_learn must be 'oracle' or 'all', got {config.sft_learn!r}")
     from budgetgym.train import lm
     from budgetgym.train.lm_grpo import LMTrainConfig, train_lm
 
@@ -134,14 +146,20 @@ def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) 
             f"{config.sft_episodes} episodes, {config.sft_steps} steps")
         from budgetgym.integrations.episode import BudgetSpec
 
+        flags: list[list[bool]] = []
+        train_ids = task_ids(config, "train")[: config.sft_tasks]
         conversations = lm.scripted_conversations([config.env_id], agent_p=config.sft_agent_p,
-                                                  episodes_per_task=config.sft_episodes, tasks=config.sft_tasks,
-                                                  budget=BudgetSpec(reveal="remaining"), seed=config.seed)
+                                                  episodes_per_task=config.sft_episodes, task_ids=train_ids,
+                                                  budget=BudgetSpec(reveal="remaining"), seed=config.seed,
+                                                  oracle_flags=flags)
         made = Path(config.model) if config.model else lm.make_tiny_lm(out / "init", conversations,
                                                                        size=config.lm_size, seed=config.seed)
         model, tokenizer = lm.load(made, device=config.device)
+        context = int(getattr(model.config, "max_position_embeddings", 2048))
         curve = lm.supervised_fine_tune(model, tokenizer, conversations, steps=config.sft_steps, seed=config.seed,
-                                        log=log)
+                                        batch_size=config.sft_batch_size, learning_rate=config.sft_learning_rate,
+                                        max_length=context, log=log,
+                                        learn=flags if config.sft_learn == "oracle" else None)
         write_jsonl(out / "sft_curve.jsonl", curve)
         model.save_pretrained(base_dir)
         tokenizer.save_pretrained(base_dir)
@@ -157,7 +175,7 @@ def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) 
             train_config = LMTrainConfig(config.env_id, regime, reward, iterations=config.iterations,
                                          tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
                                          learning_rate=config.learning_rate, max_new_tokens=config.max_new_tokens,
-                                         seed=config.seed)
+                                         seed=config.seed, max_oracle_turns=config.max_oracle_turns)
             policies[name] = train_lm(train_config, model, tokenizer, out / f"train-{name}", name=name,
                                       progress=lambda row: log(f"  iteration {row['iteration']}: success "
                                                                f"{row['success_rate']:.2f}, loss {row['loss']:+.4f}"))
@@ -169,9 +187,14 @@ def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Call
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "study.json").write_text(json.dumps(_jsonable(config), indent=2, sort_keys=True))
+    if config.threads is not None:
+        import torch
+
+        torch.set_num_threads(config.threads)
     policies = _train_policies(out, config, log)
     env_kwargs = {"split": "test"} if config.eval_tasks == "test" else None
-    tasks = None if config.eval_tasks == "test" else config.eval_tasks
+    tasks = (None if config.eval_tasks == "test" else config.eval_tasks) if config.max_oracle_turns is None else \
+        task_ids(config, "test")[: None if config.eval_tasks == "test" else int(config.eval_tasks)]
     for name, policy in policies.items():
         log(f"Pass@(K,T) of {name}")
         run_sweep(config.env_id, policy, tasks=tasks, k=config.ks, budgets=config.budgets, reveal=REVEALS,
@@ -180,7 +203,8 @@ def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Call
     if not (out / "action_quality.json").exists():
         log("action quality at matched states: base vs full")
         quality = run_action_quality_probe(config.env_id, policies["base"], policies["full"], reference,
-                                           tasks=config.quality_tasks, rollouts=config.quality_rollouts,
+                                           tasks=config.quality_tasks if config.max_oracle_turns is None else
+                                           task_ids(config, "test")[: config.quality_tasks], rollouts=config.quality_rollouts,
                                            seed=config.seed, env_kwargs=env_kwargs)
         (out / "action_quality.json").write_text(json.dumps(quality, indent=1))
     states = _failure_states(config, env_kwargs)
@@ -204,6 +228,23 @@ def run_study(out: str | Path, config: StudyConfig = StudyConfig(), *, log: Call
     return summary
 
 
+def task_ids(config: StudyConfig, split: str) -> list[str]:
+    """``split``'s task ids the study uses: those whose oracle needs at most ``max_oracle_turns``
+    turns when it is set (what the env reports at reset), else all, in the split's order."""
+    import gymnasium as gym
+
+    from budgetgym.core import text_env
+
+    env = gym.make(config.env_id, split=split)
+    try:
+        from budgetgym.train.lm_grpo import tasks_within
+
+        return tasks_within(env, config.max_oracle_turns) if config.max_oracle_turns is not None \
+            else list(text_env(env).tasks.ids)
+    finally:
+        env.close()
+
+
 def _failure_states(config: StudyConfig, env_kwargs: dict[str, Any] | None) -> list[dict[str, Any]]:
     import gymnasium as gym
 
@@ -212,7 +253,7 @@ def _failure_states(config: StudyConfig, env_kwargs: dict[str, Any] | None) -> l
     env = gym.make(config.env_id, **(env_kwargs or {}))
     try:
         base = text_env(env)
-        ids = set(base.tasks.ids)
+        ids = set(base.tasks.ids) if config.max_oracle_turns is None else set(task_ids(config, "test"))
         states = [dict(s) for s in base.failure_states() if s["task_id"] in ids]
     finally:
         env.close()
