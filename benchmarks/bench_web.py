@@ -11,8 +11,10 @@ Prints one JSON object; every figure comes from this run, with the targets besid
   and the same queries with ``rank-bm25`` at 2,000 and 20,000 products, for the choice of library;
 * step over the shop's own action (issue 27): the oracle's actions of a sample of instructions
   (single items and shopping lists) played through ``env.step`` and, for the same actions, the
-  ``Shop`` method alone (``search``, ``click``, ``back``, ``next_page``), CPU time, search cache warm,
-  at 2,000 (shipped) and 20,000 generated products; target at most 1.5x;
+  ``Shop`` method (``search``, ``click``, ``back``, ``next_page``) with the page it leads to rendered
+  as the text the agent reads (``render_text``, what the env returns), CPU time of the steps alone,
+  search cache warm, at 2,000 (shipped) and 20,000 generated products; target at most 1.5x; the
+  ratio to the shop method without the page beside it;
 * latencies: reset, snapshot, restore of every curated failure state by the fast path (the shop
   state) and by replay;
 * miniwob (``--miniwob-episodes N``): N oracle episodes over the twelve tasks on one env, then
@@ -33,11 +35,12 @@ import platform
 import time
 from typing import Any
 
-from timing import play, play_oracle, rate, record_oracle, seconds, target, wall_each_us
+from timing import best, interleaved, play, play_oracle, rate, record_oracle, seconds, target, wall_each_us
 
 from budgetgym.envs.web import WebEnv
 from budgetgym.envs.web.catalogue import CATALOGUE_SEED, Catalogue, generate_products
 from budgetgym.envs.web.search import SearchIndex, rank_bm25_search
+from budgetgym.envs.web.shop import render_text
 
 try:
     import rank_bm25  # noqa: F401  (the library compared with, when installed)
@@ -52,7 +55,7 @@ STEP_SIZES = (2_000, 20_000)
 
 
 def _shop_call(shop: Any, action: str) -> None:
-    """The shop's own method for one of the oracle's rendered actions (no parsing, no rendering)."""
+    """The shop's own method for one of the oracle's rendered actions (no parsing)."""
     if action.startswith("search["):
         shop.search(action[7:-1])
     elif action.startswith("click["):
@@ -64,34 +67,52 @@ def _shop_call(shop: Any, action: str) -> None:
 
 
 def step_over_shop(env: WebEnv, repeats: int, sizes: tuple[int, ...] = STEP_SIZES) -> dict[str, Any]:
-    """CPU time of ``env.step`` over the ``Shop`` action alone, for the same actions, per catalogue size."""
+    """CPU time of ``env.step`` over the ``Shop`` doing the same action and rendering the page it
+    leads to (the observation the agent needs), per catalogue size; the action alone beside it.
+
+    Only the steps are timed, each episode's run of them as one batch: the env's ``reset`` and the
+    shop's new session with its first page are outside (``latency.reset`` times the reset). The
+    three measurements take turns, round after round, and the least of each is kept."""
     tasks = list(env.tasks)[::8]
     out: dict[str, Any] = {"tasks": len(tasks), "target_at_most": TARGET_STEP_OVER_SHOP, "by_size": {}}
+    clock = time.process_time
     for size in sizes:
         catalogue = env.catalogue if size == len(env.catalogue) else Catalogue(generate_products(size, CATALOGUE_SEED))
         sized = WebEnv(tasks=env.all_tasks, catalogue=catalogue)
         begin = [{"seed": 0, "options": {"task_id": t.id}} for t in tasks]
         solutions = record_oracle(sized, begin)
 
-        def through_env():
+        def through_env() -> float:
+            spent = 0.0
             for start, actions in zip(begin, solutions):
                 sized.reset(**start)
+                started = clock()
                 for action in actions:
                     sized.step(action)
+                spent += clock() - started
+            return spent
 
-        def through_shop():
+        def through_shop(render: bool) -> float:
+            spent = 0.0
             for task, actions in zip(tasks, solutions):
                 shop = sized.new_shop(task)
+                render_text(shop.view())
+                started = clock()
                 for action in actions:
                     _shop_call(shop, action)
+                    if render:
+                        render_text(shop.view())
+                spent += clock() - started
+            return spent
 
-        through_env(), through_shop()  # warm the search cache and the task caches for both
-        env_s = min(seconds(through_env, time.process_time) for _ in range(repeats))
-        shop_s = min(seconds(through_shop, time.process_time) for _ in range(repeats))
+        least = best(interleaved({"env": through_env, "shop": lambda: through_shop(True),
+                                  "action": lambda: through_shop(False)}, repeats))
         steps = sum(map(len, solutions))
-        out["by_size"][str(size)] = {"steps": steps, "env_step_us": round(env_s / steps * 1e6, 1),
-                                     "shop_action_us": round(shop_s / steps * 1e6, 1),
-                                     "ratio": round(env_s / shop_s, 2)}
+        out["by_size"][str(size)] = {"steps": steps, "env_step_us": round(least["env"] / steps * 1e6, 1),
+                                     "shop_step_us": round(least["shop"] / steps * 1e6, 1),
+                                     "shop_action_alone_us": round(least["action"] / steps * 1e6, 1),
+                                     "ratio": round(least["env"] / least["shop"], 2),
+                                     "ratio_to_action_alone": round(least["env"] / least["action"], 2)}
     return out
 
 

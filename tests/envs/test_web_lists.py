@@ -3,11 +3,14 @@ states on both splits, the heuristics that must not win, and a progress reward t
 
 from __future__ import annotations
 
+import random
+
 import gymnasium as gym
 import pytest
 
 from budgetgym.core import SnapshotError, rollout
 from budgetgym.envs.web import WebEnv
+from budgetgym.envs.web.env import FOUND, OPENED, OPTIONS_SET, READY
 from budgetgym.envs.web.goal import Order
 from budgetgym.envs.web.shop import ADD, BACK_TO_SEARCH, BUY
 
@@ -114,6 +117,42 @@ def test_progress_is_a_potential_that_a_step_back_gives_back():
             assert info["progress"] == 0.0
     assert seen[3] == pytest.approx(0.9 / len(task["goals"]))
     assert seen[4:8] == seen[:4] and seen[4:] == sorted(seen[4:]) and seen[-1] == 1.0 == pytest.approx(total)
+
+
+def _potential_by_definition(env):
+    """The potential as the Rewards section defines it, from ``Goal.can_meet`` on the open page."""
+    shop = env.shop
+    page = shop.page
+    if page["kind"] == "done":
+        return 1.0 if page["reward"] == 1.0 else 0.0
+    goals, met, goal = shop.order.goals, shop.met(), shop.goal
+    done = READY * sum(met)
+    if not met[goals.index(goal)]:
+        if page["kind"] == "results" and any(goal.can_meet(env.catalogue[p]) for p in shop.page_results()):
+            done += FOUND
+        elif page["kind"] == "item" and goal.can_meet(shop.product):
+            right = sum(page["selected"].get(g) == v for g, v in goal.options.items())
+            done += OPENED + OPTIONS_SET * right / len(goal.options)
+    return done / len(goals)
+
+
+def test_progress_is_the_potential_by_its_definition_on_wandering_episodes(env):
+    # The env reads the potential from each goal's fitting products worked out once per task; an
+    # agent that wanders (searches, opens, selects, adds, goes back) checks it against the definition.
+    rng = random.Random(7)
+    tasks = lists(env, "test")[:6] + [t for t in env.tasks if "goals" not in t.data][:6]
+    for number, task in enumerate(tasks):
+        env.reset(seed=number, options={"task_id": task.id})
+        for _ in range(40):
+            oracle = env.oracle_action()
+            options = [a for a in env.current_info()["admissible_actions"] if a != "search[<query>]"]
+            action = oracle if not options or rng.random() < 0.5 else rng.choice(options)
+            if action is None:
+                break
+            _, _, terminated, truncated, info = env.step(action)
+            assert info["progress"] == pytest.approx(_potential_by_definition(env)), (task.id, action)
+            if terminated or truncated:
+                break
 
 
 def test_reopen_and_leave_farms_nothing_and_the_probe_finds_no_farm():

@@ -78,7 +78,6 @@ SEARCH_TEMPLATE = "search[<query>]"
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
 READY = OPENED + OPTIONS_SET  # an item that meets the goal, its options set (or in the cart)
-_LISTED_FIT_SIZE = 65_536  # (task, goal, query, page) -> whether the page lists a fitting item
 
 
 def _call(name: str, **arguments: str) -> Action:
@@ -117,8 +116,7 @@ class WebEnv(TextEnv):
         #: The shop's refusal of the last action (a click on a missing element, ...), or None.
         self.last_error: str | None = None
         self._orders: dict[str, Order] = {}
-        self._milestone: tuple[Any, Any, float] = (None, None, 0.0)
-        self._listed_fit: dict[tuple[str, int, str, int], bool] = {}
+        self._fitting: dict[str, tuple[frozenset[str], ...]] = {}
 
     # ------------------------------------------------------------------ episode
 
@@ -149,18 +147,29 @@ class WebEnv(TextEnv):
 
     def _execute(self, action: Action) -> Outcome:
         shop = self.shop
-        page, history, cart = shop.page, list(shop.history), shop.cart  # replaced, never changed in place
-        self.last_error = None
+        calls = action.calls
         try:
-            for call in action.calls:
+            if len(calls) == 1:
+                # One call: a Shop action that raises has changed nothing (Shop's contract), so
+                # there is nothing to roll back and the session needs no copy.
+                call = calls[0]
                 self.tools[call.name].function(shop, **call.arguments)
+            else:
+                page, history, cart = shop.page, list(shop.history), shop.cart  # replaced, never changed in place
+                try:
+                    for call in calls:
+                        self.tools[call.name].function(shop, **call.arguments)
+                except ShopError:
+                    shop.page, shop.history, shop.cart = page, history, cart
+                    raise
         except ShopError as err:
-            shop.page, shop.history, shop.cart = page, history, cart
             self.last_error = str(err)
             return Outcome(f"{err}\n\n{render_text(shop.view())}")
+        self.last_error = None
         observation = render_text(shop.view())
-        if shop.done:
-            reward = shop.page["reward"]
+        page = shop.page
+        if page["kind"] == "done":
+            reward = page["reward"]
             solved = reward == 1.0
             return Outcome(observation, solved=solved, failed=not solved, reward=reward, progress=self.potential())
         return Outcome(observation, progress=self.potential())
@@ -169,51 +178,46 @@ class WebEnv(TextEnv):
         """How far along the good path the current state is (see Rewards): a function of the state
         alone, so a step back gives back what the step forward paid."""
         shop = self.shop
-        if shop.done:
-            return 1.0 if shop.page["reward"] == 1.0 else 0.0
-        order, goal, met = shop.order, shop.goal, shop.met()
-        done = READY * sum(met)
-        if not met[order.goals.index(goal)]:
-            done += self._page_milestone(goal)
-        return done / len(order.goals)
-
-    def _page_milestone(self, goal: Goal) -> float:
-        # pages are replaced, never changed in place: the open page's milestone for a goal is kept with it
-        shop = self.shop
-        cached = self._milestone
-        if cached[0] is shop.page and cached[1] is goal:
-            return cached[2]
-        value = self._milestone_of(goal)
-        self._milestone = (shop.page, goal, value)
-        return value
-
-    def _milestone_of(self, goal: Goal) -> float:
-        shop = self.shop
-        kind = shop.page["kind"]
+        page = shop.page
+        kind = page["kind"]
+        if kind == "done":
+            return 1.0 if page["reward"] == 1.0 else 0.0
+        goals = shop.order.goals
+        if shop.cart:
+            met = shop.met()
+            count = sum(met)
+            if count == len(goals):
+                return READY
+            index = met.index(False)  # the goal being shopped for (Shop.goal): the first the cart does not meet
+        else:
+            count = index = 0  # nothing met yet (a single goal's cart is always empty)
+        fitting = self.fitting(self.task)[index]
+        milestone = 0.0
         if kind == "results":
-            # the same results page of a query recurs (searches repeat): its answer is kept per goal
-            key = (self.task.id, shop.order.goals.index(goal), shop.page["query"], shop.page["page"])
-            found = self._listed_fit.get(key)
-            if found is None:
-                catalogue = self.catalogue
-                found = any(goal.can_meet(catalogue[pid]) for pid in shop.page_results())
-                if len(self._listed_fit) >= _LISTED_FIT_SIZE:
-                    self._listed_fit.clear()
-                self._listed_fit[key] = found
-            return FOUND if found else 0.0
-        if kind == "item" and goal.can_meet(shop.product):
-            selected = shop.page["selected"]
-            right = sum(selected.get(g) == v for g, v in goal.options.items())
-            return OPENED + OPTIONS_SET * right / len(goal.options)
-        return 0.0
+            if not fitting.isdisjoint(shop.page_results()):
+                milestone = FOUND
+        elif kind == "item" and page["product"] in fitting:
+            asked = goals[index].options
+            milestone = OPENED + OPTIONS_SET * len(page["selected"].items() & asked.items()) / len(asked)
+        return (READY * count + milestone) / len(goals)
+
+    def fitting(self, task: Task) -> tuple[frozenset[str], ...]:
+        """For each goal of ``task``'s order, the ids of the catalogue's products that can meet it
+        (``Goal.can_meet``): worked out once per task, so the potential of a page is a set lookup."""
+        fitting = self._fitting.get(task.id)
+        if fitting is None:
+            by_type = self.catalogue.by_type
+            fitting = self._fitting[task.id] = tuple(
+                frozenset(p.id for p in by_type.get(goal.type, ()) if goal.can_meet(p)) for goal in self.order(task).goals)
+        return fitting
 
     # ------------------------------------------------------------------ actions
 
     def _parse_bare(self, text: str) -> ToolCall | None:
         match = _BARE.match(text)
         if match:
-            verb, inside = match.group(1).lower(), match.group(2)
-            return ToolCall("search", {"query": inside}) if verb == "search" else ToolCall("click", {"element": inside})
+            verb, inside = match.groups()
+            return ToolCall("search", {"query": inside}) if verb.lower() == "search" else ToolCall("click", {"element": inside})
         lowered = " ".join(text.lower().split())
         if lowered in _BACK:
             return ToolCall("back", {})
@@ -232,10 +236,12 @@ class WebEnv(TextEnv):
         return "back" if call.name == "back" else "next page"
 
     def admissible_actions(self) -> list[str] | None:
-        if self.shop is None or self.shop.done:
+        shop = self.shop
+        if shop is None or shop.page["kind"] == "done":
             return []
-        actions = [SEARCH_TEMPLATE] + [f"click[{label}]" for label in self.shop.elements()]
-        if self.shop.history:
+        actions = [SEARCH_TEMPLATE]
+        actions += [f"click[{label}]" for label in shop.elements()]
+        if shop.history:
             actions.append("back")
         return actions
 
