@@ -153,7 +153,8 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
         calls = _fast_json_calls(stripped)
         if calls is not None:
             return _validated(calls, tools)
-    control = _CONTROL_CHARACTERS.search(stripped)
+    # isprintable is one C pass with no match object: a printable text holds no control character.
+    control = None if stripped.isprintable() else _CONTROL_CHARACTERS.search(stripped)
     if control:
         raise _Problem(f"The action holds a control character ({control.group()!r} at {control.start()}): it is not text.")
     if stripped.startswith("```"):
@@ -170,8 +171,8 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
         except _Problem:
             if not has_blocks:
                 raise
-    if calls is None and not (has_blocks and stripped.startswith("<")):
-        calls = _parse_call_syntax(stripped, tools)
+    if calls is None and "(" in stripped and not (has_blocks and stripped.startswith("<")):
+        calls = _parse_call_syntax(stripped, tools)  # None without a "(": not call syntax
     if calls is None and has_blocks:
         calls = _parse_tool_call_blocks(stripped, tools)
     if calls is None:

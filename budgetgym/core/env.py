@@ -26,6 +26,7 @@ reads it, the action rule included), ``render_oracle``, ``current_info``, ``has_
 from __future__ import annotations
 
 import abc
+import functools
 import hashlib
 import json
 import math
@@ -441,8 +442,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return parse_action(text, tools, bare=self._parse_bare, allow_message=self.accepts_messages,
                             max_calls=self.max_calls_per_turn, rule=self._action_rule)
 
-    @property
+    @functools.cached_property
     def _action_rule(self) -> str:
+        # Built once: every step's parse is handed it (parse_action words a refusal with it).
         return (f"{type(self).__name__} takes one tool call a turn (each action depends on what the last one "
                 "showed): send one call and read its result before the next")
 

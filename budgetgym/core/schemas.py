@@ -65,7 +65,14 @@ class SchemaValidator:
 
     def error(self, value: Any) -> Any:
         """None when ``value`` is valid, else ``jsonschema``'s best-matching ``ValidationError``."""
-        if self.is_valid(value):
+        fast = self._fast
+        if fast is not None:  # is_valid's fast path inline: every tool call of every step comes here
+            try:
+                fast(value)
+                return None
+            except fastjsonschema.JsonSchemaException:
+                pass  # jsonschema decides
+        if self._authority.is_valid(value):
             return None
         from jsonschema.exceptions import best_match  # imported with the validator
 
