@@ -71,9 +71,9 @@ def test_after_a_mistake_that_changed_a_service_the_oracle_undoes_it_where_the_g
         observation, info = env.reset(options={"snapshot": state["snapshot"]})
         plain = rollout(env, lambda o, i, e: base._render_oracle(base.ground_truth_step()), start=(observation, info))
         failed_without += not plain.success
-    assert len(states) >= 190 and failed_without >= 0.9 * len(states), (len(states), failed_without)
-    # The repairs restore files and folders, a watchlist and a list of followed users.
-    assert {"touch", "rm", "remove_stock_from_watchlist", "follow_user"} <= set(services), services
+    assert len(states) >= 190 and failed_without == len(states), (len(states), failed_without)
+    # The repairs restore files and folders, a watchlist, the followed users and the car's locks.
+    assert {"touch", "rm", "add_to_watchlist", "remove_stock_from_watchlist", "follow_user", "lockDoors"} <= set(services), services
 
 
 def test_error_injection_starts_from_a_failure_state_on_every_split():

@@ -26,7 +26,7 @@ import gymnasium as gym
 
 from budgetgym.core import write_jsonl
 from budgetgym.core.failures import build_failure_states
-from budgetgym.core.tasks import ASSETS
+from budgetgym.core.tasks import ASSETS, Task
 from budgetgym.envs.bfcl.tasks import CATEGORIES
 
 ENV_ID = "budgetgym/BFCL-v0"
@@ -34,13 +34,27 @@ PATH = ASSETS / "bfcl" / "failure_states.jsonl"
 PER_SPLIT_KIND = 25
 
 
+def by_service(tasks: list[Task]) -> list[Task]:
+    """``tasks`` ordered so that their first services take turns (BFCL's ids run service by service:
+    taken in id order, the first services would take every state of a kind)."""
+    queues: dict[str, list[Task]] = collections.defaultdict(list)
+    for task in tasks:
+        queues[task["involved_classes"][0]].append(task)
+    ordered = []
+    while any(queues.values()):
+        for name in sorted(queues):
+            if queues[name]:
+                ordered.append(queues[name].pop(0))
+    return ordered
+
+
 def generate_failure_states(per_split_kind: int = PER_SPLIT_KIND, seed: int = 0) -> list[dict[str, Any]]:
     env = gym.make(ENV_ID)
     try:
         tasks = env.unwrapped.tasks
         return [state for split in CATEGORIES
-                for state in build_failure_states(env, [task for task in tasks if task.split == split], per_split_kind,
-                                                  seed=seed, namespace="budgetgym-bfcl-failures")]
+                for state in build_failure_states(env, by_service([task for task in tasks if task.split == split]),
+                                                  per_split_kind, seed=seed, namespace="budgetgym-bfcl-failures")]
     finally:
         env.close()
 

@@ -100,11 +100,11 @@ folder is brought back with ``cd`` calls, a file or folder moved, copied, remove
 wrongly is removed, made or rewritten, a stock watched or a user followed wrongly (or removed) is
 added or removed, a door's lock is set back. What the services' functions cannot undo (a message
 sent, an order placed) stays, and the oracle does not recover from it. ``failure_states.jsonl`` holds
-342 curated failure states of four kinds (``mistakes.py``), in every category: ``wrong_directory``
-(46: a ``cd`` of the agent's own), ``wasted_call`` (100: a read that does not serve the request),
-``wrong_argument`` (96: a call that changed a service with a wrong argument) and ``destructive_call``
-(100: an unrequested removal); replaying the ground truth recovers from none of the last two, the
-oracle from all. ``python -m budgetgym.envs.bfcl.assets`` rebuilds them with the core's
+361 curated failure states of four kinds (``mistakes.py``), in every category: ``wrong_directory``
+(61: a ``cd`` of the agent's own), ``wasted_call`` (100: a read that does not serve the request),
+``wrong_argument`` (100: a call that changed a service with a wrong argument) and ``destructive_call``
+(100: an unrequested removal, or the car's doors unlocked); replaying the ground truth recovers from
+none of the last two, the oracle from all. ``python -m budgetgym.envs.bfcl.assets`` rebuilds them with the core's
 failure-state builder, for ``ErrorInjection``.
 """
 

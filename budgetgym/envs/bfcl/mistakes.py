@@ -6,9 +6,9 @@ Kinds:
     wrong_argument: the step's calls up to one that changes a service, that one with a wrong
         argument (a file moved or copied into the wrong folder, the wrong file removed or written,
         a folder or file made under a misspelt name, the wrong stock watched, the wrong user
-        followed, the wrong doors locked), and the step's later calls not made;
+        followed), and the step's later calls not made;
     destructive_call: an unrequested removal (a file or folder of the current folder, a watched
-        stock, a followed user).
+        stock, a followed user) or the car's locked doors unlocked.
 
 The last two change what BFCL's state check compares (``STATE_CHANGING``); the oracle recovers by
 planning from the state (:mod:`budgetgym.envs.bfcl.repairs`).
@@ -114,9 +114,6 @@ def _wrong_value(call: ToolCall, instances: Mapping[str, Any], named: set[str], 
         twitter = instances["TwitterAPI"]
         authors = {tweet.get("username") for tweet in twitter.tweets.values()} - set(twitter.following_list) - named
         choice = "username_to_follow", rng.choice(sorted(a for a in authors if a) or [None])
-    elif call.name == "lockDoors" and "VehicleControlAPI" in instances:
-        others = sorted(set(instances["VehicleControlAPI"].doorStatus) - set(arguments.get("door", [])))
-        choice = "door", ([rng.choice(others)] if others else None)
     if choice is None or choice[1] is None:
         return None
     arguments[choice[0]] = choice[1]
@@ -147,7 +144,8 @@ def _wrong_argument(instances: Mapping[str, Any], tools: Mapping[str, Tool], int
 
 def _destructive_call(instances: Mapping[str, Any], tools: Mapping[str, Tool], intended: Action, turn: int,
                       rng: random.Random) -> tuple[Action, str] | None:
-    """An unrequested removal of something the step does not name."""
+    """An unrequested removal of something the step does not name, or the car's locked doors
+    unlocked where the step does not lock or unlock them."""
     if intended.is_message:
         return None
     named = _named(intended)
@@ -161,6 +159,11 @@ def _destructive_call(instances: Mapping[str, Any], tools: Mapping[str, Tool], i
     twitter = instances.get("TwitterAPI")
     if twitter is not None and twitter.authenticated and "unfollow_user" in tools:
         options += [ToolCall("unfollow_user", {"username_to_unfollow": u}) for u in sorted(twitter.following_list) if u not in named]
+    car = instances.get("VehicleControlAPI")
+    if car is not None and "lockDoors" in tools and not any(call.name == "lockDoors" for call in intended.calls):
+        locked = [door for door, status in car.doorStatus.items() if status == "locked"]
+        if locked:
+            options.append(ToolCall("lockDoors", {"unlock": True, "door": locked}))
     if not options:
         return None
     call = rng.choice(options)
