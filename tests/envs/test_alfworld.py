@@ -55,10 +55,11 @@ def alfworld_env(monkeypatch, tmp_path):
 def test_the_written_games_are_the_task_set(alfworld_env):
     tasks = alfworld_env.unwrapped.all_tasks
     assert sorted(tasks.ids) == sorted(game.folder for game in GAMES)
-    assert tasks.splits == ("train", "valid_seen", "valid_unseen")
+    assert tasks.splits == ("test", "train")  # ALFWorld's valid_seen and valid_unseen are the test split
     for game in GAMES:
         task = tasks.get(game.folder)
-        assert task.split == game.folder.split("/")[0] and task.instruction == game.goal_text
+        assert task["alfworld_split"] == game.folder.split("/")[0] and task.instruction == game.goal_text
+        assert task.split == ("train" if task["alfworld_split"] == "train" else "test")
         assert task["oracle_turns"] == len(game.walkthrough) and task.max_turns == max(6, 2 * len(game.walkthrough))
 
 
@@ -196,7 +197,7 @@ def test_a_failure_state_is_built_from_a_mistake_and_error_injection_recovers_fr
     from budgetgym.wrappers import ErrorInjection
 
     base = alfworld_env.unwrapped
-    assert base.failure_kinds == ("wrong_receptacle", "wrong_object", "wasted_action")
+    assert base.failure_kinds == ("wrong_receptacle", "skipped_ahead", "left_early", "wrong_object", "wasted_action")
     task = base.tasks.get("valid_unseen/pick_and_place_simple-Cup-None-SideTable-6/trial_budgetgym_6")
     # One kind that moves the game's facts (the builder checks it left the clean path): one build is ~10 s.
     states = [build_failure_state(alfworld_env, task, "wrong_object", random.Random(0))]
@@ -207,3 +208,48 @@ def test_a_failure_state_is_built_from_a_mistake_and_error_injection_recovers_fr
     observation, info = env.reset(seed=0)
     assert info["injected_error"]["kind"] == "wrong_object"
     assert rollout(env, "oracle", start=(observation, info)).success
+
+
+def test_failure_states_are_built_on_first_use_for_the_test_split_and_cached(alfworld_env, monkeypatch, tmp_path):
+    """``ErrorInjection`` on the test split builds the split's states (one draw per game and kind
+    here; the defaults give 134 from these six games), each one the planner recovers from; a second
+    process reads them back from the cache (its in-process memory is cleared here)."""
+    import budgetgym.envs.alfworld.env as alfworld_module
+    from budgetgym.wrappers import ErrorInjection
+
+    monkeypatch.setenv("BUDGETGYM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(alfworld_module, "FAILURES_PER_GAME_KIND", 1)
+    monkeypatch.setattr(alfworld_module, "FAILURE_DRAWS", 1)
+    env = ErrorInjection(gym.make(ENV_ID, split="test"))
+    states = env.states
+    base = env.unwrapped
+    assert {s["task_id"] for s in states} == {g.folder for g in GAMES if not g.folder.startswith("train/")}
+    assert {s["kind"] for s in states} == set(base.failure_kinds)
+    assert len({s["id"] for s in states}) == len(states) and all(s["id"].startswith(f"{s['task_id']}/{s['kind']}.")
+                                                                 for s in states)
+    assert len({(s["task_id"], str(s["snapshot"]["transcript"])) for s in states}) == len(states)
+    for number in range(0, len(states), 4):
+        observation, info = env.reset(options={"task_id": states[number]["task_id"]}, seed=number)
+        assert info["injected_error"]["kind"] in base.failure_kinds
+        assert rollout(env, "oracle", start=(observation, info)).success
+    written = sorted((tmp_path / "cache" / "alfworld").glob("failure_states-test-*.jsonl"))
+    assert len(written) == 1
+    monkeypatch.setattr(alfworld_module, "_BUILT_FAILURE_STATES", {})
+    monkeypatch.setattr(alfworld_module.ALFWorldEnv, "_build_failure_states", None)  # a rebuild would fail
+    assert [dict(s) for s in base.failure_states()] == [dict(s) for s in states]
+    env.close()
+
+
+def test_probe_recovery_runs_on_the_test_split(alfworld_env, monkeypatch, tmp_path, capsys):
+    import budgetgym.envs.alfworld.env as alfworld_module
+    from budgetgym.cli import main
+
+    monkeypatch.setenv("BUDGETGYM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(alfworld_module, "FAILURES_PER_SPLIT", 1)  # one game of each split
+    monkeypatch.setattr(alfworld_module, "FAILURES_PER_GAME_KIND", 1)
+    monkeypatch.setattr(alfworld_module, "FAILURE_DRAWS", 1)
+    assert main(["probe", "recovery", "--env", ENV_ID, "--agent", "oracle", "--attempts", "1", "--split", "test",
+                 "--kinds", "wrong_object", "--out", str(tmp_path / "probe"), "--no-progress", "--quiet"]) == 0
+    report = next((tmp_path / "probe").glob("recovery*.json"))
+    capsys.readouterr()
+    assert report.stat().st_size > 0

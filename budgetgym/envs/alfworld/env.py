@@ -6,10 +6,11 @@ Description:
     must, for example, put a clean mug in the coffee machine or look at a book under the desk lamp.
     The games are run as ALFWorld runs them (``textworld.start`` with ALFWorld's ``AlfredDemangler``
     and ``AlfredInfos`` wrappers, TextWorld's ``PddlEnv`` underneath); nothing of ALFWorld is copied
-    into budgetgym. Games are read from ``$ALFWORLD_DATA/json_2.1.1/<split>/...``; ALFWorld's splits
-    are kept (``train``, ``valid_seen``, ``valid_unseen``), and games ALFWorld itself skips (marked
-    unsolvable, or of its movable and sliced variants) are skipped. Task ids are the game folders
-    relative to ``json_2.1.1``.
+    into budgetgym. Games are read from ``$ALFWORLD_DATA/json_2.1.1/<split>/...``; ALFWorld's
+    ``train`` is the suite's ``train`` split and its two evaluation splits (``valid_seen``,
+    ``valid_unseen``) are the ``test`` split, the task's ``alfworld_split`` naming which. Games
+    ALFWorld itself skips (marked unsolvable, or of its movable and sliced variants) are skipped.
+    Task ids are the game folders relative to ``json_2.1.1``.
 
 Action Space:
     Text: one ALFWorld command, bare (``go to countertop 1``, ``take mug 1 from countertop 1``) or as
@@ -47,8 +48,14 @@ Notes:
     plays. Snapshots restore by replay (the PDDL engine's state has no save format).
 
     Failure states: ``propose_mistake`` makes the kinds of ``mistakes.py`` (``wrong_receptacle``,
-    ``wrong_object``, ``wasted_action``) for the core's builder (``budgetgym.core.failures``). None
-    are shipped: ALFWorld's games are a download, so they are built from the games there are.
+    ``skipped_ahead``, ``left_early``, ``wrong_object``, ``wasted_action``) for the core's builder
+    (``budgetgym.core.failures``). None are shipped: ALFWorld's games are a download, so
+    ``failure_states()`` builds them on first use from the env's games (see it), keeps them for the
+    process and writes them to a cache (``~/.cache/budgetgym/alfworld``) for later ones.
+
+    TextWorld's PDDL engine parses the text templates of its grammar with a parser generator at
+    every derivation (half of a step's time); the parse of a template is a function of its text, so
+    the env keeps each template's parse and hands the engine a copy (see ``_in_engine``).
 
     An env keeps at most ``ENGINES_KEPT`` TextWorld PDDL environments, each with a game loaded, and
     loads a new game into the least recently used one: every new engine loads a private copy of Fast
@@ -61,6 +68,8 @@ Notes:
 from __future__ import annotations
 
 import contextlib
+import copy
+import hashlib
 import json
 import os
 import random
@@ -70,10 +79,12 @@ import threading
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping, Sequence
 
 from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TaskSet, TextEnv, ToolCall, full_budget
 from budgetgym.core.extras import MissingExtra
+from budgetgym.core.jsonl import read_jsonl, write_jsonl
 from budgetgym.core.limits import LimitExceeded, Limits
 from budgetgym.core.tools import tool_map
 from budgetgym.envs.alfworld import mistakes
@@ -81,6 +92,8 @@ from budgetgym.envs.navigation.tools.command import TOOL as COMMAND
 
 DATA_SUBDIR = "json_2.1.1"
 SPLITS = ("train", "valid_seen", "valid_unseen")
+SUITE_SPLITS = {"train": "train", "valid_seen": "test", "valid_unseen": "test"}
+"""The suite's split of each of ALFWorld's: its two evaluation splits (seen and unseen scenes) are the test split."""
 NOTHING_HAPPENS = "Nothing happens."  # TextWorld's PDDL engine's answer to a command it does not know
 _WELCOME = re.compile(r"^-= Welcome to TextWorld, ALFRED! =-\s*")
 STEP_LIMITS = Limits(seconds=10.0)
@@ -127,8 +140,8 @@ def load_games(root: Path) -> TaskSet:
     for game_file in sorted(root.glob("*/**/game.tw-pddl")):
         folder = game_file.parent
         relative = folder.relative_to(root).as_posix()
-        split = relative.split("/", 1)[0]
-        if split not in SPLITS or "movable" in relative or "Sliced" in relative:
+        alfworld_split = relative.split("/", 1)[0]
+        if alfworld_split not in SPLITS or "movable" in relative or "Sliced" in relative:
             continue
         traj_path = folder / "traj_data.json"
         if not traj_path.exists():
@@ -145,10 +158,10 @@ def load_games(root: Path) -> TaskSet:
         goal = re.search(r"Your task is to: ([^\"]*?)\.?\"", game.get("grammar", ""))
         records.append({
             "id": relative,
-            "split": split,
+            "split": SUITE_SPLITS[alfworld_split],
+            "alfworld_split": alfworld_split,
             "instruction": goal.group(1) if goal else traj.get("task_type", ""),
             "task_type": traj.get("task_type"),
-            "game_file": str(game_file),
             "oracle_turns": oracle_turns,
             "max_turns": full_budget(oracle_turns),
         })
@@ -178,7 +191,7 @@ class _Engine:
         if self.game_file == game_file:
             return
         self.game_file = None  # until the new game is in
-        with _translating():
+        with _in_engine():
             if self.game is None:
                 import textworld
                 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
@@ -191,21 +204,21 @@ class _Engine:
         self.game_file = game_file
 
     def reset(self, owner: object) -> Any:
-        with _translating():
+        with _in_engine():
             self.state = self.game.reset()
         self.owner, self.moves = owner, 0
         return self.state
 
     def step(self, command: str) -> None:
         """One command; the game state it gives is ``self.state`` (a bounded call returns nothing big)."""
-        with _engine_lock:
+        with _in_engine():
             self.state, _, _ = self.game.step(command)
         self.moves += 1
 
     def plan(self) -> list[str]:
         """The planner's commands from the engine's current state (ALFWorld's planner expert)."""
         pddl = self.game.unwrapped
-        with _engine_lock:
+        with _in_engine():
             return list(pddl._pddl_state.replan(pddl._entity_infos))
 
     def close(self) -> None:
@@ -278,22 +291,37 @@ text-generation parser (two threads in it garble each other's parse), Fast Downw
 (swapped below) and ``sys.argv``. Envs in several threads (a thread pool) therefore take turns."""
 
 
+TEMPLATES_KEPT = 4096
+"""Grammar templates whose parses are kept (a game's grammar has a few hundred)."""
+_templates: OrderedDict[tuple[str, str | None], Any] = OrderedDict()
+_conditions: OrderedDict[str, Any] = OrderedDict()
+
+
 @contextlib.contextmanager
-def _translating():
-    """Around TextWorld's loads and resets of a PDDL game, which rebuild its state from the PDDL text:
+def _in_engine():
+    """Around every call into TextWorld's PDDL engine (a load, a reset, a step):
 
     * Fast Downward's translator (``fast_downward.pddl2sas``, called twice a reset) is given a
       memory of its last ``TRANSLATIONS_KEPT`` results: the same domain and problem always translate
       to the same task, and translating is half of a reset's time;
+    * TextWorld's grammar parser (``textgen._parse_and_convert``, run on a template at each
+      derivation: every admissible command's text, every feedback) is given a memory of its last
+      ``TEMPLATES_KEPT`` parses: a template's parse is a function of its text; each call gets a deep
+      copy, as the engine writes into the symbols it derives; and the conditions of its rules
+      (``Rule.parse_conjunctive_query``, parsed at each use) are kept by their text too (the rule
+      a condition parses to is only read);
     * the translator overwrites ``sys.argv``: the host program gets its own back.
 
-    It holds ``_engine_lock``: the translator, its module attribute swapped here and ``sys.argv``
-    are process-wide, so two loads at once would restore each other's.
+    It holds ``_engine_lock``: the translator, the parser, the module attributes swapped here and
+    ``sys.argv`` are process-wide, so two calls at once would restore each other's.
     """
     import fast_downward
+    from textworld.envs.pddl import textgen
+    from textworld.logic import Rule
 
     with _engine_lock:
-        translate = fast_downward.pddl2sas
+        translate, parse = fast_downward.pddl2sas, textgen._parse_and_convert
+        query = Rule.__dict__["parse_conjunctive_query"]  # the classmethod itself, put back as it was
 
         def remembered(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> Any:
             key = (domain, problem, bool(optimize))
@@ -306,13 +334,94 @@ def _translating():
                 _translations.move_to_end(key)
             return result
 
+        def parsed(text: Any, rule_name: str | None = None, **options: Any) -> Any:
+            if options.get("trace") or set(options) - {"trace"} or not isinstance(text, str):
+                return parse(text, rule_name=rule_name, **options)  # a traced or unusual parse: not kept
+            key = (text, rule_name)
+            result = _templates.get(key)
+            if result is None:
+                result = _templates[key] = parse(text, rule_name=rule_name)
+                while len(_templates) > TEMPLATES_KEPT:
+                    _templates.popitem(last=False)
+            else:
+                _templates.move_to_end(key)
+            return copy.deepcopy(result)
+
+        def condition(cls: type, expression: str) -> Any:
+            rule = _conditions.get(expression)
+            if rule is None:
+                rule = _conditions[expression] = query.__func__(cls, expression)
+                while len(_conditions) > TEMPLATES_KEPT:
+                    _conditions.popitem(last=False)
+            return rule
+
         argv = list(sys.argv)
-        fast_downward.pddl2sas = remembered
+        fast_downward.pddl2sas, textgen._parse_and_convert = remembered, parsed
+        Rule.parse_conjunctive_query = classmethod(condition)
         try:
             yield
         finally:
-            fast_downward.pddl2sas = translate
+            fast_downward.pddl2sas, textgen._parse_and_convert = translate, parse
+            Rule.parse_conjunctive_query = query
             sys.argv[:] = argv
+
+
+FAILURES_PER_SPLIT = 100
+"""Failure states built per split: its games are taken in turn until it has this many (or none are left)."""
+FAILURES_PER_GAME_KIND = 24
+"""Distinct failure states of one kind kept per game at most."""
+FAILURE_DRAWS = 64
+"""Seeded runs of the core's builder per game and kind (each draws a point of the path and a command)."""
+FAILURE_STALE_DRAWS = 6
+"""Draws in a row that find no new state, after which a game's kind is done."""
+FAILURE_BUILD = 1
+"""The version of the failure-state build, in the digest of the files it writes (a change rebuilds them)."""
+_BUILT_FAILURE_STATES: dict[str, tuple[Mapping[str, Any], ...]] = {}
+
+
+def _failure_key(root: Path, tasks: Sequence[Task]) -> str:
+    """The digest of a split's failure states: its task records, its games' bytes (under ``root``)
+    and the build's settings."""
+    digest = hashlib.sha256(json.dumps([FAILURE_BUILD, FAILURES_PER_SPLIT, FAILURES_PER_GAME_KIND, FAILURE_DRAWS,
+                                        FAILURE_STALE_DRAWS, list(mistakes.KINDS)]).encode())
+    for task in tasks:
+        digest.update(task.fingerprint.encode())
+        for name in ("game.tw-pddl", "traj_data.json"):
+            digest.update(hashlib.sha256((root / task.id / name).read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """Where built failure states are kept: ``$BUDGETGYM_CACHE`` or ``$XDG_CACHE_HOME/budgetgym``
+    (``~/.cache/budgetgym``), then ``alfworld`` (the coding libraries' convention)."""
+    root = os.environ.get("BUDGETGYM_CACHE")
+    if not root:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "budgetgym")
+    return Path(root) / "alfworld"
+
+
+def _by_task_type(tasks: Sequence[Task]) -> list[Task]:
+    """The tasks with their task types alternating (each type's in order)."""
+    types: dict[Any, list[Task]] = {}
+    for task in tasks:
+        types.setdefault(task["task_type"], []).append(task)
+    columns = list(types.values())
+    return [column[i] for i in range(max(map(len, columns), default=0)) for column in columns if i < len(column)]
+
+
+def _read_failure_states(path: Path) -> list[dict[str, Any]] | None:
+    try:
+        return read_jsonl(path)
+    except (OSError, ValueError):  # not built yet, or unreadable: built again
+        return None
+
+
+def _write_failure_states(path: Path, states: list[dict[str, Any]]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(path, states)
+    except OSError:  # a cache that cannot be written: the states are kept for this process only
+        pass
 
 
 class ALFWorldEnv(TextEnv):
@@ -332,6 +441,7 @@ class ALFWorldEnv(TextEnv):
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks: TaskSet | None = None,
                  reward_mode: str = "sparse", render_mode: str | None = None, data_dir: str | None = None) -> None:
         root = _require(data_dir)
+        self._data_dir, self._root = data_dir, root
         super().__init__(split=split, task_ids=task_ids, tasks=tasks if tasks is not None else load_games(root),
                          reward_mode=reward_mode, render_mode=render_mode)
         self.tools = tool_map(COMMAND)
@@ -365,23 +475,28 @@ class ALFWorldEnv(TextEnv):
     def check_backend(self) -> None:
         """The engine loads the first task's game (TextWorld's PDDL engine and the planner)."""
         try:
-            self._engines.get(self.tasks[0]["game_file"])
+            self._engines.get(self._game_file(self.tasks[0]))
         except Exception as err:  # the engine's failures (a planner that did not build, a bad game) vary
             raise BackendUnavailable(
                 f"budgetgym/ALFWorld-v0: the engine did not load a game ({type(err).__name__}: "
                 f"{' '.join(str(err).split())[:200]}); reinstall with pip install 'budgetgym[alfworld]' "
                 "(a C++ compiler, cmake and make build its planner)") from err
 
+    def _game_file(self, task: Task) -> str:
+        """The task's game, in this env's data folder (records name no path, so a task, its
+        snapshots and its failure states do not depend on where the data lies)."""
+        return str(self._root / task.id / "game.tw-pddl")
+
     def _load_task(self, task: Task, seed: int) -> str:
         self._episode, self._commands = object(), []
-        self._state = self._engines.get(task["game_file"]).reset(self._episode)
+        self._state = self._engines.get(self._game_file(task)).reset(self._episode)
         self._admissible = frozenset(self._state["admissible_commands"])
         return _WELCOME.sub("", self._state.feedback).strip()
 
     def _sync(self) -> _Engine:
         """The engine of this episode's game, brought to this episode's state (by replaying its
         commands) if it holds another episode or another game."""
-        engine = self._engines.get(self.task["game_file"])  # type: ignore[index]
+        engine = self._engines.get(self._game_file(self.task))  # type: ignore[arg-type]
         if engine.owner is not self._episode or engine.moves != len(self._commands):
             engine.reset(self._episode)
             for command in self._commands:
@@ -447,6 +562,69 @@ class ALFWorldEnv(TextEnv):
             return None
         command, description = rng.choice(choice)
         return Action((ToolCall("command", {"command": command}),)), description
+
+    def failure_states(self) -> tuple[Mapping[str, Any], ...]:
+        """Failure states of this env's games, built on first use (ALFWorld's games are a download,
+        so none are shipped), by the core's builder (``budgetgym.core.failures``) in a second env of
+        the same games (this one's episode is left alone).
+
+        Per split, games are taken in turn (task types alternating) until the split has
+        ``FAILURES_PER_SPLIT`` states or its games run out. Per game and kind, the builder is run
+        with up to ``FAILURE_DRAWS`` seeded generators, each drawing a point of the planner's path
+        and a command of the kind there; each distinct prefix it keeps (one the planner recovers from
+        within the full budget) is a state, up to ``FAILURES_PER_GAME_KIND``, with ``.<n>`` after
+        the builder's id. So a game gives states at every step of its plan where a kind fits.
+
+        The states of a split are kept for the process and written to
+        ``cache_dir()/failure_states-<split>-<digest>.jsonl`` (when it can be written), the digest
+        of the split's task records, the games' bytes and these settings: a later process reads
+        them back, and a changed game is built afresh. The first build costs about 5 s of CPU a
+        game (measured on the six games the tests write)."""
+        states: list[Mapping[str, Any]] = []
+        for split in self.tasks.splits:
+            tasks = list(self.tasks.select(split))
+            key = _failure_key(self._root, tasks)
+            if key not in _BUILT_FAILURE_STATES:
+                path = cache_dir() / f"failure_states-{split}-{key}.jsonl"
+                built = _read_failure_states(path)
+                if built is None:
+                    built = self._build_failure_states(tasks)
+                    _write_failure_states(path, built)
+                _BUILT_FAILURE_STATES[key] = tuple(MappingProxyType(state) for state in built)
+            states.extend(_BUILT_FAILURE_STATES[key])
+        return tuple(states)
+
+    def _build_failure_states(self, tasks: list[Task]) -> list[dict[str, Any]]:
+        from budgetgym.core.failures import build_failure_state
+
+        builder = ALFWorldEnv(tasks=TaskSet(tasks), data_dir=self._data_dir)
+        states: list[dict[str, Any]] = []
+        try:
+            for task in _by_task_type(tasks):
+                if len(states) >= FAILURES_PER_SPLIT:
+                    break
+                for kind in self.failure_kinds:
+                    kept: set[str] = set()
+                    stale = 0  # draws since the last new state
+                    for draw in range(FAILURE_DRAWS):
+                        rng = random.Random(f"budgetgym-alfworld-failures/{task.id}/{kind}/{draw}")
+                        state = build_failure_state(builder, task, kind, rng)
+                        if state is None:
+                            break  # no point of the path suits the kind: no other draw finds one
+                        prefix = json.dumps(state["snapshot"]["transcript"])
+                        if prefix in kept:
+                            stale += 1
+                            if stale >= FAILURE_STALE_DRAWS:
+                                break  # the kind's few states here are all found
+                            continue
+                        states.append(dict(state, id=f"{state['id']}.{len(kept)}"))
+                        kept.add(prefix)
+                        stale = 0
+                        if len(kept) >= FAILURES_PER_GAME_KIND:
+                            break
+        finally:
+            builder.close()
+        return states
 
     def state_key(self) -> str:
         """The game's state: its PDDL facts, sorted."""
