@@ -200,13 +200,16 @@ def test_a_tree_graded_before_in_the_same_kind_of_sandbox_keeps_its_verdict():
         where = (*box.grading_identity(), TASK.id)  # a key no other test shares
         first = run_grading(counted, tree, LIBRARY, F2P, where=where)
         assert first[0]["tests/test_core.py::test_double"] == "FAILED"
-        ran = len(runs)  # one run, or two when the shipped library's permissive sites were not learnt yet
+        ran = len(runs)  # the reference records, the grading (and the record mode, the first time)
         assert run_grading(counted, tree, LIBRARY, F2P, where=where) == first and len(runs) == ran
         assert run_grading(counted, tree, LIBRARY, F2P, where=(*where, "another limit")) == first
-        assert len(runs) == ran + 1  # another kind of sandbox runs it
-        assert run_grading(counted, tree, LIBRARY, F2P) == first and len(runs) == ran + 2  # no where: always run
+        assert len(runs) > ran  # another kind of sandbox runs it
+        for _ in range(2):
+            ran = len(runs)
+            assert run_grading(counted, tree, LIBRARY, F2P) == first and len(runs) > ran  # no where: always run
+        ran = len(runs)
         fixed = graded_tree(LIBRARY, LIBRARY)[0]
-        assert run_grading(counted, fixed, LIBRARY, F2P, where=where)[1] is None and len(runs) == ran + 3
+        assert run_grading(counted, fixed, LIBRARY, F2P, where=where)[1] is None and len(runs) == ran + 1
 
         def stopped(files, command, timeout=None):
             runs.append(command)
@@ -215,4 +218,26 @@ def test_a_tree_graded_before_in_the_same_kind_of_sandbox_keeps_its_verdict():
         tree_b = {**tree, "pkg/extra.py": b""}
         run_grading(stopped, tree_b, LIBRARY, F2P, where=where)
         run_grading(stopped, tree_b, LIBRARY, F2P, where=where)
-        assert len(runs) == ran + 5  # a run stopped by the time limit is no verdict to keep
+        assert len(runs) == ran + 3  # a run stopped by the time limit is no verdict to keep
+
+
+def test_no_graded_run_holds_the_shipped_library():
+    """The perturbed checks' reference records came from the shipped library laid beside the
+    agent's in the graded tree, where the agent's code (running in that process) could read the fix."""
+    from budgetgym.envs.coding.grading import GRADING_COMMAND, run_grading
+    from budgetgym.envs.coding.sandbox import make_sandbox
+
+    require("local")
+    buggy = LIBRARY["pkg/core.py"].replace(b"return 2 * x", b"return 2 + x")
+    graded = []
+    with make_sandbox("local") as box:
+        box.load({})
+
+        def seen(files, command, timeout=None):
+            if command == GRADING_COMMAND:
+                graded.append(files)
+            return box.run_isolated(files, command, timeout)
+
+        statuses, distrust = run_grading(seen, graded_tree({**LIBRARY, "pkg/core.py": buggy}, LIBRARY)[0], LIBRARY, F2P)
+    assert statuses["tests/test_core.py::test_double"] == "FAILED" and graded
+    assert not any(data == LIBRARY["pkg/core.py"] for files in graded for data in files.values())

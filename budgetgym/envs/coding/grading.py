@@ -42,11 +42,12 @@ equal to anything). The graded copies of the test files are *armed* for that:
   passes to calls or binds to names are changed by each rule of :data:`PERTURBATIONS` (every
   number shifted by 1, by 2 and by 100, numbers doubled and strings repeated, strings repeated,
   the i-th number of every call shifted by 1), and each assertion records its operands' ``repr``
-  instead of checking them. The run's own ``conftest.py`` runs the copies on
-  the *shipped* library first (from a folder of the tree, before any test file and so before the
-  agent's library is imported), keeping the records that come out the same twice; the copies
-  then run as tests under the agent's library and must give the same records. A fix that
-  special-cases the tests' literal inputs (or holds only for them) fails them.
+  instead of checking them. A run of its own (:func:`reference_records`, once per process and
+  library) runs the copies on the *shipped* library, keeping the records that come out the same
+  twice; the copies then run as tests under the agent's library and must give the same records.
+  A fix that special-cases the tests' literal inputs (or holds only for them) fails them. The
+  graded tree never holds the shipped library (it held it for the reference records, in the
+  same run, where the agent's code could read the fix).
 
 Why this is sound for the classes it covers: the canary and the guard are defined in the test
 files themselves, under names the agent never saw (drawn per run), before any library code is
@@ -134,6 +135,7 @@ PERTURBATIONS = (("shift", 1), ("shift", 2), ("shift", 100), ("scale", 2), ("tex
                  ("one", 0), ("one", 1), ("one", 2), ("one", 3))
 _PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
 _SITES_MARK = "budgetgym-grading-sites: "
+_REFERENCE_MARK = "budgetgym-grading-reference: "
 _SITE = re.compile(re.escape(_GUARD_MARK) + r" at (\S+): ")
 
 
@@ -143,12 +145,13 @@ class Armed:
 
     ``fail_to_pass``: the task's fail-to-pass node ids (their perturbed copies are added);
     ``allowed``: guard sites (``site@test id``) where the *original* library's value is permissive
-    too, so not an exploit; ``reference``: the original library's files, under which the perturbed
-    copies are run first (when None, no perturbed copies); ``record``: the reference run's mode,
-    where the guard fails nothing and prints the permissive sites it saw."""
+    too, so not an exploit; ``expected``: the perturbed copies' records under the original library
+    (:func:`reference_records`; when None, no perturbed copies); ``record``: the reference run's
+    mode, where the guard fails nothing and prints the permissive sites it saw. ``sources`` and
+    ``keys`` (the test files' perturbed copies, by file) are what :func:`reference_records` runs."""
 
     def __init__(self, tests: Mapping[str, bytes], fail_to_pass: Sequence[str] = (),
-                 allowed: Iterable[str] = (), reference: Mapping[str, bytes] | None = None,
+                 allowed: Iterable[str] = (), expected: Mapping[str, list[str]] | None = None,
                  record: bool = False) -> None:
         self.nonce = secrets.token_hex(8)
         self.guard = f"_guard_{self.nonce}"
@@ -159,23 +162,21 @@ class Armed:
         by_file: dict[str, list[str]] = {}
         for node in fail_to_pass:
             by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
-        sources: dict[str, str] = {}
-        keys: dict[str, list[tuple[str, str, str | None]]] = {}
+        self.sources: dict[str, str] = {}
+        self.keys: dict[str, list[tuple[str, str, str | None]]] = {}
         for path, data in tests.items():
             if path.endswith(".py") and posixpath.basename(path).startswith("test_"):
                 self.canaries.append(f"{path}::test_{self.nonce}")
-                text, source, made = self._arm(path, data.decode("utf-8"), by_file.get(path, []) if reference else [])
+                text, source, made = self._arm(path, data.decode("utf-8"), by_file.get(path, []) if expected is not None else [])
                 self.files[path] = text.encode("utf-8")
                 if made:
-                    sources[path], keys[path] = source, made
+                    self.sources[path], self.keys[path] = source, made
                     self.perturbed += [f"{path}::test_{self.nonce}_{name}" for _, name, _ in made]
             else:
                 self.files[path] = data
-        folder = f"{self.helper}_reference"
-        if reference and sources:
-            self.files.update({f"{folder}/{p}": d for p, d in reference.items() if not is_test_path(p)})
-        self.files[f"{self.helper}.py"] = helper_module(self.nonce, sorted(set(allowed)), record, sources, keys).encode()
-        self.files["conftest.py"] = f"import {self.helper}\n{self.helper}.compute()\n".encode()
+        self.files[f"{self.helper}.py"] = helper_module(self.nonce, sorted(set(allowed)), record, {}, {},
+                                                        dict(expected or {})).encode()
+        self.files["conftest.py"] = f"import {self.helper}\n".encode()
 
     def _arm(self, path: str, source: str, failing: Sequence[str]) -> tuple[str, str, list[tuple[str, str, str | None]]]:
         """(the armed file, the reference's copy of the test file with the perturbed functions, the
@@ -315,16 +316,16 @@ class _Perturbed(ast.NodeTransformer):
 
 
 def helper_module(nonce: str, allowed: Sequence[str], record: bool, sources: Mapping[str, str],
-                  keys: Mapping[str, list]) -> str:
-    """The grading run's own module: the guard, and the perturbed copies' reference records, made
-    from the original library by the run's conftest before any test file (so before the agent's
-    library) is imported."""
+                  keys: Mapping[str, list], expected: Mapping[str, list[str]] | None = None) -> str:
+    """The grading run's own module: the guard, the perturbed copies' checks against ``expected``
+    (their records under the shipped library); run as a script in a tree of the shipped library, it
+    runs the perturbed copies in ``sources`` and prints their records (:func:`reference_records`)."""
     return f"""import atexit, os, re, sys
 
 ALLOWED = frozenset({list(allowed)!r})
 RECORD = {record!r}
 SEEN = []
-REFERENCE = {{}}
+REFERENCE = {dict(expected or {})!r}
 SOURCES = {dict(sources)!r}
 KEYS = {dict(keys)!r}
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -371,7 +372,8 @@ def value(thunk):
         text = ("set" + repr(sorted(map(repr, result)))) if isinstance(result, (set, frozenset)) else repr(result)
     except Exception as err:
         text = "unrepresentable " + type(err).__name__
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)[:4000]
+    # no address, and not this run's names: the records are compared with another run's
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text).replace({nonce!r}, "<nonce>")[:4000]
 
 
 def collect(run):
@@ -390,31 +392,26 @@ def check(key, records):
 
 
 def compute():
-    root = os.path.join(ROOT, {f"_budgetgym_{nonce}_reference"!r})
-    if not SOURCES or not os.path.isdir(root):
-        return
-    before = set(sys.modules)
-    sys.path.insert(0, root)
-    try:
-        for path, source in SOURCES.items():
-            namespace = {{"__name__": "_budgetgym_reference", "__file__": os.path.join(ROOT, path)}}
-            try:
-                exec(compile(source, path, "exec"), namespace)
-            except BaseException:
-                continue
-            for key, name, klass in KEYS[path]:
-                function = namespace[{f"_perturbed_{nonce}_"!r} + name]
-                def run(out, function=function, klass=klass):
-                    function(*([namespace[klass]()] if klass else []), out)
-                first, second = collect(run), collect(run)
-                if first == second:
-                    REFERENCE[key] = first
-    finally:
-        sys.path.remove(root)
-        for name in set(sys.modules) - before:
-            where = getattr(sys.modules.get(name), "__file__", None) or ""
-            if os.path.abspath(where).startswith(ROOT + os.sep):
-                del sys.modules[name]
+    sys.path.insert(0, ROOT)
+    for path, source in SOURCES.items():
+        namespace = {{"__name__": "_budgetgym_reference", "__file__": os.path.join(ROOT, path)}}
+        try:
+            exec(compile(source, path, "exec"), namespace)
+        except BaseException:
+            continue
+        for key, name, klass in KEYS[path]:
+            function = namespace[{f"_perturbed_{nonce}_"!r} + name]
+            def run(out, function=function, klass=klass):
+                function(*([namespace[klass]()] if klass else []), out)
+            first, second = collect(run), collect(run)
+            if first == second:
+                REFERENCE[key] = first
+
+
+if __name__ == "__main__":
+    compute()
+    sys.stdout.write("\\n" + {_REFERENCE_MARK!r} + repr(REFERENCE) + "\\n")
+    sys.stdout.flush()
 """
 
 
@@ -481,6 +478,8 @@ _ALLOWED: dict[str, frozenset[str]] = {}
 #: oldest first; at most :data:`VERDICTS_KEPT`.
 _VERDICTS: "OrderedDict[tuple[Hashable, str], tuple[dict[str, str], str | None]]" = OrderedDict()
 VERDICTS_KEPT = 1024
+#: The perturbed copies' records under each original library, by (where, digest).
+_EXPECTED: dict[tuple[Hashable, str], dict[str, list[str]]] = {}
 
 
 def files_digest(*parts: Mapping[str, bytes] | Sequence[str]) -> str:
@@ -497,15 +496,40 @@ def files_digest(*parts: Mapping[str, bytes] | Sequence[str]) -> str:
     return digest.hexdigest()
 
 
+def reference_records(run_isolated: Callable[[Mapping[str, bytes], str], Any], original: Mapping[str, bytes],
+                      fail_to_pass: Sequence[str]) -> dict[str, list[str]]:
+    """The records of the fail-to-pass tests' perturbed copies under the shipped library (those that
+    came out the same twice), by check key: one run of the original library's tree with the copies
+    and no test runner, apart from any grading, so no graded tree holds the shipped library (the
+    agent's code, running in the graded process, could otherwise read the fix)."""
+    tests = {p: d for p, d in original.items() if is_test_path(p) and p.startswith("tests/")}
+    armed = Armed(tests, fail_to_pass, expected={})
+    if not armed.sources:
+        return {}
+    helper = f"{armed.helper}.py"
+    files = {p: d for p, d in original.items() if not is_test_path(p)}
+    files[helper] = helper_module(armed.nonce, [], False, armed.sources, armed.keys).encode()
+    result = run_isolated(files, f"python -I -B {helper}")
+    for line in reversed(result.output.splitlines()):
+        if line.startswith(_REFERENCE_MARK):
+            try:
+                records = ast.literal_eval(line[len(_REFERENCE_MARK):])
+            except (ValueError, SyntaxError):
+                break
+            return {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, list)}
+    return {}
+
+
 def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: Mapping[str, bytes],
                 original: Mapping[str, bytes], fail_to_pass: Sequence[str],
                 where: Hashable | None = None) -> tuple[dict[str, str], str | None]:
     """(statuses, why the run cannot be trusted or None) of one grading of ``tree`` (see
     :func:`graded_tree`), run by ``run_isolated(files, command)`` (a sandbox's ``run_isolated``).
 
-    The fail-to-pass tests' perturbed copies are checked against ``original`` in the same run.
-    When the guard flags a value, the original library is graded once (per process) in record
-    mode: sites where its own values are permissive are allowed, and the tree is run again.
+    The fail-to-pass tests' perturbed copies are checked against their records under ``original``
+    (:func:`reference_records`, once per process, library and sandbox kind). When the guard flags a
+    value, the original library is graded once (per process) in record mode: sites where its own
+    values are permissive are allowed, and the tree is run again.
 
     ``where``: what besides the files decides a run's result (a sandbox's ``grading_identity()``);
     given, a tree this process graded there before, with the same library and fail-to-pass tests,
@@ -520,9 +544,12 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
         _VERDICTS.move_to_end(cached)
         statuses, distrust = _VERDICTS[cached]
         return dict(statuses), distrust
+    if (where, key) not in _EXPECTED:
+        _EXPECTED[(where, key)] = reference_records(run_isolated, original, fail_to_pass)
+    expected = _EXPECTED[(where, key)]
     tests = {p: d for p, d in tree.items() if is_test_path(p)}
     allowed = _ALLOWED.get(key, frozenset())
-    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original)
+    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected)
     flagged = flagged_sites(result.output)
     if flagged - allowed and key not in _ALLOWED:
         armed = Armed(tests, record=True)
@@ -530,7 +557,7 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
         reference = run_isolated({**reference_tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
         _ALLOWED[key] = recorded_sites(reference.output)
         if flagged & _ALLOWED[key]:
-            statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], original)
+            statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], expected)
     if cached is not None and not (result.timed_out or result.output_limited):
         _VERDICTS[cached] = (dict(statuses), distrust)
         while len(_VERDICTS) > VERDICTS_KEPT:
@@ -538,8 +565,8 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
     return statuses, distrust
 
 
-def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, original) -> tuple[dict[str, str], str | None, Any]:
-    armed = Armed(tests, fail_to_pass, allowed, reference=original)
+def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected) -> tuple[dict[str, str], str | None, Any]:
+    armed = Armed(tests, fail_to_pass, allowed, expected=expected)
     result = run_isolated({**tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
     statuses, distrust = read_grading(result.output, armed)
     return statuses, distrust, result
