@@ -4,6 +4,7 @@ browser process behind after many episodes, and the curated failure states on bo
 
 from __future__ import annotations
 
+import gc
 import os
 
 import gymnasium as gym
@@ -171,8 +172,8 @@ def test_a_task_in_rounds_is_done_right_only_when_every_instance_is(shared_env):
 
 def test_envs_share_one_browser_each_in_its_own_tab():
     """Two envs of a process: one browser (the same processes), two pages that do not see each
-    other's actions; a refused restore leaves the running page as it was; closing one env leaves
-    the other's page serving (the browser quits with the last, as the many-episodes test checks)."""
+    other's actions; a refused restore leaves the running page as it was; closing one env, or
+    dropping one unclosed, leaves the others' pages serving (the browser quits with the last, as the many-episodes test checks)."""
     from budgetgym.core import SnapshotError
 
     first = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
@@ -194,7 +195,13 @@ def test_envs_share_one_browser_each_in_its_own_tab():
         ahead, behind = rollout(second, "oracle", reset=False), rollout(twin, "oracle", reset=False)
         assert ahead.success and [s.observation for s in ahead.steps] == [s.observation for s in behind.steps]
         first.close()
+        collected = make_or_skip("budgetgym/MiniWoB-v0", task="login-user")
+        collected.reset(seed=3)
+        del collected  # its tab is closed at the browser's next command, and the others go on
+        gc.collect()
         assert rollout(second, "oracle", seed=2).success
+        second.reset(options={"snapshot": twin.unwrapped.snapshot()})  # a restore opens a spare tab
+        assert second.unwrapped.page.render() == twin.unwrapped.page.render()
     finally:
         for env in (first, second, twin):
             env.close()

@@ -242,18 +242,22 @@ class Browser:
                 self._close_window(handle)
 
     def _close_window(self, handle: str) -> None:
+        """Close the window of a tab, then show another live one (WebDriver opens a new tab, and
+        runs a script, only from a current window)."""
         try:
             self.driver.switch_to.window(handle)
             self.driver.close()
-            self._shown = None
+            self._shown = next(iter(self._tabs))
+            self.driver.switch_to.window(self._shown)
         except Exception:
+            self._shown = None
             self._died()
 
     def _died(self) -> None:
         """After a failed command: a browser that still answers keeps serving; one that does not is
         ended (its processes killed), and :func:`shared_browser` starts another."""
         try:
-            self.driver.execute_script("return 1;")
+            self.driver.window_handles  # a session command: it answers with no current window too
             return
         except Exception:
             pass

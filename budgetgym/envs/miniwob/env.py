@@ -17,7 +17,7 @@ Description:
     loads ("Select nothing and click Submit") is drawn again from a seed derived from the episode's
     (``oracles.TRIVIAL_INSTANCE``): clicking everything won them.
     Tasks whose one right click a blind agent often hits are played in rounds (``oracles.ROUNDS``:
-    click-link four instances in a row, navigate-tree five, ...): each instance is judged by
+    click-link four instances in a row, click-tab three, ...): each instance is judged by
     MiniWoB's page, the next is drawn from a seed derived from the episode's, and the episode is
     done right when every instance is (a wrong one ends it); the page says which instance it shows.
     The train split holds 17; the test split 13, mostly MiniWoB's transfer and harder variants of
@@ -44,8 +44,10 @@ Observation Space:
     without a reference. ``info["admissible_actions"]`` lists a ``click(ref=n)`` per element.
 
 Rewards:
-    Sparse: 1.0 when MiniWoB's raw reward for the episode is positive (the task done right; for a
-    task played in rounds, for every instance), else 0.0.
+    Sparse: 1.0 when MiniWoB's raw reward for the episode is 1 (the task wholly done right; for a
+    task played in rounds, every instance), else 0.0. MiniWoB itself counts any positive raw reward,
+    but its checkbox tasks grade the share of boxes right, so a page left as it loaded often has
+    one: a box wrong is the task not done.
     The time-scaled reward MiniWoB also reports is not used. ``reward_mode="progress"``: 1.0 on success.
 
 Termination:
@@ -91,6 +93,7 @@ _SKIPPED_TAGS = frozenset({"body"})
 _REDRAWS, _REDRAW_STEP = 16, 1_000_003  # a trivial instance is drawn again from a seed derived from the episode's
 _ROUND_STEP = 7_000_003  # instance k of a task played in rounds comes from the episode seed + k x this
 _SEED_MODULUS = 2**31
+_WHOLLY_RIGHT = 1.0 - 1e-9  # a graded raw reward of n/n, whatever the float division leaves
 # The old names of the /proc helpers (benchmarks/bench_web.py counts the browser's processes with them).
 _alive, _descendants = alive, descendants
 
@@ -173,6 +176,13 @@ class Page:
             raise
         self._update(observation)
 
+    @property
+    def done_right(self) -> bool:
+        """MiniWoB judged the instance wholly right: raw reward 1. Most tasks judge 1 or -1; the
+        checkbox tasks grade the share of boxes right (positive when more than half are), and
+        leaving every box as it loads often gets that share (clicking everything won 14 of 30)."""
+        return self.done and self.raw_reward >= _WHOLLY_RIGHT
+
     def click(self, ref: int) -> None:
         self._act(self.tab.click, ref)
 
@@ -181,7 +191,7 @@ class Page:
 
     def render(self) -> str:
         if self.done:
-            verdict = "done right" if self.raw_reward > 0 else "not done right"
+            verdict = "done right" if self.done_right else "not done right"
             reason = f" ({self.reason})" if self.reason else ""
             return f"Task: {self.utterance}\nThe episode is over: the task was {verdict}{reason}."
         depth: dict[int, int] = {}
@@ -344,7 +354,7 @@ class MiniWoBEnv(TextEnv):
                 self.tools[call.name].function(page, **call.arguments)
                 if page.done:
                     break
-            if page.done and page.raw_reward > 0 and page.instance < page.instances:
+            if page.done and page.done_right and page.instance < page.instances:
                 # a task played in rounds: the next instance, from a seed derived from the episode's
                 self.page = self._instance(self.task["miniwob_task"], self._episode_seed, page.instance + 1)
                 return Outcome(self.page.render())
@@ -359,7 +369,7 @@ class MiniWoBEnv(TextEnv):
             return Outcome(f"Task: {page.utterance}\nThe episode is over: the browser stopped answering, so the task "
                            "was not done. A fresh browser starts at the next reset.", failed=True)
         if page.done:
-            solved = page.raw_reward > 0
+            solved = page.done_right
             return Outcome(page.render(), solved=solved, failed=not solved, progress=1.0 if solved else None)
         return Outcome(page.render())
 
