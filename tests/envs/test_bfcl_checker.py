@@ -1,6 +1,6 @@
 """budgetgym/BFCL-v0's verdicts equal BFCL's own ``multi_turn_checker`` on the same calls, on the real
-bfcl-eval (skipped without it): right and wrong conversations, scored by an env whose per-task
-reference cache is cold and by one whose cache is warm.
+bfcl-eval (skipped without it): right and wrong conversations, scored with the process's kept
+references of the task forgotten (cold) and kept from a clean episode (warm).
 
 Each entry of the sample is played with its ground truth, changed at one seeded user turn in one of
 four ways (none, the turn's last call dropped, the turn left without calls, the turn's calls made
@@ -72,8 +72,9 @@ def _checker_verdict(task, turns: list[list[str]], model: str) -> tuple[bool, st
     return bool(result["valid"]), None if result["valid"] else result["error_type"]
 
 
-def test_verdicts_equal_bfcls_checker_with_the_reference_cache_cold_and_warm():
+def test_verdicts_equal_bfcls_checker_with_the_kept_references_cold_and_warm():
     from budgetgym.envs.bfcl import BFCLEnv
+    from budgetgym.envs.bfcl.backend import forget_references
 
     warm = BFCLEnv()
     compared = passed = 0
@@ -82,11 +83,12 @@ def test_verdicts_equal_bfcls_checker_with_the_reference_cache_cold_and_warm():
         for index, task in enumerate(BFCLEnv(categories=(category,)).tasks[:count]):
             rng = random.Random(f"bfcl-checker/{task.id}")
             turns = _changed(task["ground_truth"], CHANGES[index % len(CHANGES)], rng)
-            cold = BFCLEnv(categories=(category,))
-            first = _env_verdict(cold, task.id, turns)
+            forget_references()
+            first = _env_verdict(warm, task.id, turns)
             if first is None:
                 continue
-            _env_verdict(warm, task.id, task["ground_truth"])  # fills the warm env's cache on the clean path
+            forget_references()
+            _env_verdict(warm, task.id, task["ground_truth"])  # keeps the references of the clean path
             second = _env_verdict(warm, task.id, turns)
             expected = _checker_verdict(task, turns, f"budgetgym_test_checker_{index}")
             assert first == second == expected, (task.id, turns, first, second, expected)

@@ -19,10 +19,11 @@ from the task's ``initial_config`` as BFCL's evaluation builds them:
   the scenario and kept in the instance; only the file system's private ``_last_modified`` reads the
   clock, and neither a result nor the state check reads it), so the reference after a user turn is
   the same in every episode: the first episode of a task that reaches the end of turn ``k`` keeps
-  the executor's results and instances of that turn, pickled (``references``, kept by the env across
-  resets), and later episodes unpickle them instead of replaying (most of the time of scoring a task
-  was the replay). A test checks the verdicts against BFCL's ``multi_turn_checker`` with the cache
-  cold and warm.
+  the executor's results and instances of that turn, pickled, for the whole process (every env of
+  the process shares them, under a lock; all 800 tasks' turns take about 23 MB), and later
+  episodes unpickle them instead of replaying (most of the time of scoring a task was the replay).
+  :func:`forget_references` empties the store (to measure a cold start). A test checks the
+  verdicts against BFCL's ``multi_turn_checker`` with the store cold and warm.
 
 Isolation. The executor keeps every instance it builds in its module's globals, under a name made
 of the model name, the entry id and the class, reuses it on the next call with that name, and never
@@ -67,6 +68,17 @@ from budgetgym.envs.bfcl.upstream import Upstream
 _EXECUTOR_OWNER = "budgetgym"
 _EXECUTOR_LOCK = threading.Lock()
 
+# Each task's reference after each of its user turns, pickled, by (task id, fingerprint): the
+# process's one store (see the module docstring). A task's turns are kept in order, under the lock.
+_REFERENCES: dict[tuple[str, str], list[bytes]] = {}
+_REFERENCES_LOCK = threading.Lock()
+
+
+def forget_references() -> None:
+    """Empty the process's store of kept references: the next episode of each task replays again."""
+    with _REFERENCES_LOCK:
+        _REFERENCES.clear()
+
 #: The bounds of one agent call: a second, and 256 KiB of result or of a changed instance's state (the
 #: largest state of BFCL's data weighs about 20 KB by these measures).
 BFCL_LIMITS = Limits(seconds=1.0, max_size=256 * 2**10)
@@ -80,14 +92,10 @@ class Backend:
     """The agent's and the reference's instances of one task's BFCL classes, for one episode."""
 
     def __init__(self, upstream: Upstream, task: Task, limits: Limits = BFCL_LIMITS,
-                 configs: dict[str, dict[str, bytes]] | None = None,
-                 references: dict[str, list[bytes]] | None = None) -> None:
-        """``configs``: a cache of each task's pickled configs by task id; ``references``: of each
-        task's reference after each user turn (the executor's results, its instances and its table
-        entries, pickled together), by task id; both kept by the env across resets."""
+                 configs: dict[str, dict[str, bytes]] | None = None) -> None:
+        """``configs``: a cache of each task's pickled configs by task id, kept by the env across resets."""
         self._upstream = upstream
         self._configs = configs if configs is not None else {}
-        self._references = references if references is not None else {}
         self._limits = limits
         self._task = task
         self._classes = list(task["involved_classes"])
@@ -193,13 +201,17 @@ class Backend:
         """The executor's run of user turn ``turn_index``'s ground truth on the reference (results,
         instances, table entries), unpickled where an earlier episode of the task kept it. Turns are
         checked in order, so the kept turns of a task are always its first ones."""
-        kept = self._references.setdefault(self._task.id, [])
-        if turn_index < len(kept):
+        key = (self._task.id, self._task.fingerprint)
+        kept = _REFERENCES.get(key)
+        if kept is not None and turn_index < len(kept):
             return pickle.loads(kept[turn_index])
         replayed = self._execute(ground_truth, self._reference_entries)
-        if turn_index == len(kept):
-            # One pickle of all three: the entries are the instances, and they stay shared.
-            kept.append(pickle.dumps(replayed, pickle.HIGHEST_PROTOCOL))
+        # One pickle of all three: the entries are the instances, and they stay shared.
+        pickled = pickle.dumps(replayed, pickle.HIGHEST_PROTOCOL)
+        with _REFERENCES_LOCK:
+            kept = _REFERENCES.setdefault(key, [])
+            if turn_index == len(kept):  # another env may have kept this turn meanwhile
+                kept.append(pickled)
         return replayed
 
     def _build(self) -> dict[str, Any]:

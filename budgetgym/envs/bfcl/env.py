@@ -44,8 +44,8 @@ turns passed so far.
 How BFCL's checks map onto steps: a user turn is checked when the agent ends it with plain text, as
 BFCL's ``multi_turn_checker`` checks each turn of a finished conversation. The reference services
 replay the turn's ground-truth calls with BFCL's executor (the reference after a user turn is the
-same in every episode of a task: the first episode replays it and keeps it, pickled, for the later
-ones; ``backend.py``); then
+same in every episode of a task: the first episode in the process replays it and keeps it, pickled,
+for the later ones of every env; ``backend.py``); then
 
 * a turn whose ground truth is empty (the missing function or parameter) passes: BFCL's metric does
   not check such a turn by itself, and calls made in it show in the next turns' state check;
@@ -188,7 +188,6 @@ class BFCLEnv(TextEnv):
         self._passed = 0
         self.limits = limits
         self._configs: dict[str, dict[str, bytes]] = {}  # each task's pickled configs, for the backend's copies
-        self._references: dict[str, list[bytes]] = {}  # each task's reference after each user turn, pickled
 
     # ------------------------------------------------------------------ TextEnv's part
 
@@ -205,7 +204,7 @@ class BFCLEnv(TextEnv):
 
     def _load_task(self, task: Task, seed: int) -> str:
         # BFCL's services are deterministic (their own RNGs are seeded by the scenario): no use for seed.
-        self._backend = Backend(self._upstream, task, self.limits, self._configs, self._references)
+        self._backend = Backend(self._upstream, task, self.limits, self._configs)
         self._passed = 0
         self._start_user_turn(0)
         return self._user_message(0)
