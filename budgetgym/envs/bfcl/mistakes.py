@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 from budgetgym.core.actions import Action, ToolCall
 from budgetgym.core.tools import Tool
-from budgetgym.envs.bfcl.repairs import FILE_SYSTEM, current_folder
+from budgetgym.envs.bfcl.repairs import FILE_SYSTEM, REPAIRS, current_folder
 
 # Functions that only read, for the wasted_call mistake: these names, and names with these prefixes.
 READS = frozenset({"ls", "pwd"})
@@ -82,9 +82,11 @@ def _misspelt(name: str, taken: Any, rng: random.Random) -> str | None:
 
 
 def _run(instances: Mapping[str, Any], call: ToolCall) -> None:
-    """``call`` on whichever of ``instances`` has the method (a later class wins, as in BFCL)."""
+    """``call`` on whichever of ``instances`` has the method (a later class wins, as in BFCL), where
+    that is a service the oracle can repair: only their state decides a wrong value, and the others
+    may touch process-wide settings (MathAPI's precision)."""
     owner = next((i for i in reversed(list(instances.values())) if callable(getattr(i, call.name, None))), None)
-    if owner is not None:
+    if owner is not None and type(owner).__name__ in REPAIRS:
         try:
             getattr(owner, call.name)(**call.arguments)
         except Exception:  # noqa: BLE001 - a call that fails changes nothing here either
