@@ -58,13 +58,20 @@ def _walk(env, rng, steps):
 
 def test_the_game_set_meets_the_counts():
     tiers = Counter(task["tier"] for task in TASKS)
-    assert len(TASKS) >= 73 and len(tiers) >= 4 and min(n for tier, n in tiers.items() if tier != "long") >= 20
+    assert len(TASKS) >= 73 and len(tiers) >= 4 and min(n for tier, n in tiers.items() if tier not in ("long", "xlong")) >= 20
     # Long horizons (issue 22): 12+ rooms, quests of 15-40 commands, full budgets 30-80, on both splits.
     long = [task for task in TASKS if task["tier"] == "long"]
     assert len(long) >= 7 and {task.split for task in long} == {"train", "test"}
     for task in long:
         assert task["generator"]["rooms"] >= 12 and 15 <= task["oracle_turns"] <= 40, task.id
         assert 30 <= task.max_turns <= 80, task.id
+    # Longer still: sixteen rooms, oracles of 26-40 commands, never longer than TextWorld's own walkthrough.
+    xlong = [task for task in TASKS if task["tier"] == "xlong"]
+    assert len(xlong) >= 6 and {task.split for task in xlong} == {"train", "test"}
+    assert max(task["oracle_turns"] for task in xlong if task.split == "test") >= 35
+    for task in xlong:
+        assert task["generator"]["rooms"] >= 16 and 26 <= task["oracle_turns"] <= min(40, len(task["walkthrough"]))
+        assert 52 <= task.max_turns <= 80, task.id
     assert {(t["tier"], t.split) for t in TASKS} == {(tier.name, s) for tier in TIERS for s in ("train", "test")}
     for task in TASKS:
         assert task.max_turns == full_budget(task["oracle_turns"]), task.id
@@ -431,9 +438,10 @@ def test_failure_states_meet_the_counts():
     for split in ("train", "test"):
         on_split = Counter(s["kind"] for s in FAILURES if TASKS.get(s["task_id"]).split == split)
         assert set(on_split) == set(kinds), (split, on_split)
-        on_long = {s["task_id"] for s in FAILURES if TASKS.get(s["task_id"])["tier"] == "long"
-                   and TASKS.get(s["task_id"]).split == split}
-        assert len(on_long) >= 2, (split, on_long)  # so `probe recovery --split test` has long horizons
+        for tier in ("long", "xlong"):  # so `probe recovery --split test` has long horizons
+            on_long = {s["task_id"] for s in FAILURES if TASKS.get(s["task_id"])["tier"] == tier
+                       and TASKS.get(s["task_id"]).split == split}
+            assert len(on_long) >= 2, (tier, split, on_long)
     for state in FAILURES:
         assert state["description"] and state["task_id"] in TASKS
         assert state["error_step"] == len(state["snapshot"]["transcript"]) - 1

@@ -32,7 +32,7 @@ from budgetgym.core.tasks import ASSETS
 
 PER_KIND = 20
 FAILURES_PATH = ASSETS / "navigation" / "failure_states.jsonl"
-FAILURE_GROUPS: tuple[tuple[str, ...], ...] = (("easy", "medium", "hard"), ("long",))
+FAILURE_GROUPS: tuple[tuple[str, ...], ...] = (("easy", "medium", "hard"), ("long",), ("xlong",))
 """Tiers whose failure states are built together (the first group is the set as first shipped)."""
 
 

@@ -5,11 +5,13 @@ Description:
     closed, some locked, with their keys somewhere), containers and supporters, and objects, most of
     them distractors. The objective (the game's own opening text) asks for one or more quests, each a
     chain of actions such as finding a key, unlocking a door, carrying an object to a room and putting
-    it somewhere. Four tiers (``task["tier"]``): ``easy`` (3 rooms, one 3-action quest, the
+    it somewhere. Five tiers (``task["tier"]``): ``easy`` (3 rooms, one 3-action quest, the
     objective spells out every step), ``medium`` (6 rooms, two 4-action quests, adjectives in names),
     ``hard`` (10 rooms, two 5-action quests, 20 objects, and the objective names only each
-    quest's final action, so the agent must explore) and ``long`` (12 rooms, four 5-action quests,
-    24 objects: walkthroughs of 15+ commands, oracles of 18-22, full budgets 36-44). The set and its failure states are rebuilt by
+    quest's final action, so the agent must explore), ``long`` (12 rooms, four 5-action quests,
+    24 objects: walkthroughs of 15+ commands, oracles of 18-22, full budgets 36-44) and ``xlong``
+    (16 rooms, five 8-action quests, 30 objects: oracles of 26-40, never longer than the game's
+    walkthrough, full budgets 52-80). The set and its failure states are rebuilt by
     ``python -m budgetgym.envs.navigation.assets``.
 
 Action Space:

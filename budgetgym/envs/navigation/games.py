@@ -124,3 +124,11 @@ def _load_game(game: str, directory: Path) -> Any:
     result.metadata = data.get("metadata", {})
     result._objective = data.get("objective")
     return result
+
+
+def forget(game: str, directory: Path = GAMES_DIR) -> None:
+    """Drop this process's unpacked story and loaded record of ``game`` (the generator rewrote its
+    files): the next load reads them afresh."""
+    with TEXTWORLD_LOCK:
+        _UNPACKED.pop(str(directory / f"{game}.z8.gz"), None)
+        _load_game.cache_clear()  # per game is not offered by lru_cache; reloading a record is cheap

@@ -4,7 +4,8 @@ family's data command is ``python -m budgetgym.envs.navigation.assets``).
 Every game comes from TextWorld's own generator (``textworld.generator.make_game`` and
 ``compile_game``; the Inform 7 compiler ships in the ``textworld`` wheel, so no network is needed),
 with the options of its tier (``TIERS``) and a recorded seed. A seed whose quest the generator
-cannot build (or whose walkthrough is shorter than the tier's ``min_commands``) is skipped, so the
+cannot build (or whose walkthrough is shorter than the tier's ``min_commands``, or whose oracle
+takes more turns than its ``max_oracle_turns`` or than its walkthrough) is skipped, so the
 set is the first ``per_tier`` (or the tier's ``games``) seeds from each tier's base that work; the
 seed of every game is recorded in its task record, and ``build_games(only=ID)`` rebuilds one game.
 
@@ -62,6 +63,7 @@ class Tier:
     include_adj: bool         # adjectives in names ("rusty key"), so distractors look alike
     games: int | None = None  # games in the tier (None: ``PER_TIER``)
     min_commands: int = 0     # a seed whose walkthrough is shorter is skipped (parallel quests may share steps)
+    max_oracle_turns: int | None = None  # a seed whose oracle takes more turns, or more than its walkthrough, is skipped
 
 
 TIERS: tuple[Tier, ...] = (
@@ -71,6 +73,9 @@ TIERS: tuple[Tier, ...] = (
     # Long horizons: four parallel quests across twelve rooms, 15-40 commands (full budgets 30-80).
     Tier("long", 4000, rooms=12, objects=24, quest_length=5, quests=4, only_last_action=False, include_adj=True,
          games=7, min_commands=15),
+    # Longer still: five 8-action quests across sixteen rooms, oracles of 30-40 (full budgets 60-80).
+    Tier("xlong", 5000, rooms=16, objects=30, quest_length=8, quests=5, only_last_action=False, include_adj=True,
+         games=6, min_commands=26, max_oracle_turns=40),
 )
 PER_TIER = 22
 TEST_EVERY = 3  # every third game of a tier is in the test split
@@ -202,6 +207,14 @@ def build_games(per_tier: int = PER_TIER, only: str | None = None, tasks_only: b
                 seed += 1
                 if record is None:
                     continue
+                if tier.max_oracle_turns is not None:
+                    # ``1x`` is the oracle's turns: no longer than TextWorld's own solution, nor the tier's cap.
+                    turns = finish_record(record)["oracle_turns"]
+                    from budgetgym.envs.navigation.games import forget
+
+                    forget(record["game"])  # the next seed of this index writes the game's files again
+                    if turns > min(tier.max_oracle_turns, len(record["walkthrough"])):
+                        continue
                 records[record["id"]] = record
                 print(f"{record['id']}: seed {record['generator']['seed']}, {len(record['walkthrough'])} steps, "
                       f"{time.time() - started:.1f}s", file=sys.stderr, flush=True)
