@@ -74,7 +74,7 @@ def issue_text(library: str, function: str, failing: list[str], output: str) -> 
     excerpts = failure_excerpts(output)
     first = failing[0]
     name = first.split("::", 1)[1]
-    lines = excerpts.get(name, [])
+    lines = excerpts.get(name) or excerpts.get(name.replace("::", "."), [])  # pytest titles a method Class.test
     errors = [i for i, line in enumerate(lines) if line.startswith("E ") and not line.startswith("E    +")]
     shown = []
     if errors:

@@ -8,7 +8,8 @@ The project keeps the pins, the bugs (as mutation sites) and the issue texts in
     python -m budgetgym.envs.coding.libraries [--library NAME ...] [--out PATH]
 
 (:mod:`~budgetgym.envs.coding.libraries.build`; the bugs, tiers and modes:
-:mod:`~budgetgym.envs.coding.libraries.synth`).
+:mod:`~budgetgym.envs.coding.libraries.synth`; the cheap filter that decides which candidates
+get a full suite run: :mod:`~budgetgym.envs.coding.libraries.screen`).
 """
 
 from __future__ import annotations

@@ -3,12 +3,19 @@
 For each pinned library (:mod:`budgetgym.envs.coding.libraries.fetch`): the unmodified suite is
 run (tests that do not pass there are never used); the library's mutations
 (:func:`~budgetgym.envs.coding.libraries.synth.library_mutations`) are shuffled with
-``random.Random(f"{seed}/{library}")``, interleaved by operator, and tried until ``singles`` sites
-are kept; then tasks of three tiers are drawn from the kept sites (see
-:mod:`budgetgym.envs.coding.libraries.synth`), each combination checked by a run of the suite.
-Each task comes in both modes (``-withheld`` ids cut the fail-to-pass tests out of the
-workspace). A library pinned to the ``test`` split has all its tasks there; of the others every
-fourth task is. Suite runs go two at a time. Same seed and pins, same tasks.
+``random.Random(f"{seed}/{library}")``, interleaved by operator, and screened
+(:mod:`~budgetgym.envs.coding.libraries.screen`: a fork of a collected suite runs the tests that
+reach the mutated code) until ``singles`` sites break some tests; those the screen cannot judge
+are run through the whole suite instead (up to a fifth of ``singles``). The sites are split: all
+on ``test`` for a library pinned there, else every fourth site on ``test``, so no test bug shares
+a site with a training one. From each split's sites come tasks of three tiers (see
+:mod:`budgetgym.envs.coding.libraries.synth`): one-site bugs, and combinations of sites. **Every
+task's bug is kept only on a full run of the whole suite in a fresh process**
+(:func:`budgetgym.envs.coding.generate.run_suite`, as without screening): some tests fail, others
+pass; its fail-to-pass and pass-to-pass lists and its issue text come from that run. The screen
+only decides which candidates get that run. Each task comes in both modes (``-withheld`` ids cut
+the fail-to-pass tests out of the workspace). Runs go ``WORKERS`` at a time. Same seed and pins,
+same tasks (unless a run's time limit falls differently on a busy machine).
 
 A library's records are kept in the cache (``built/`` under :func:`~budgetgym.envs.coding.libraries.fetch.cache_dir`,
 named by library, version, seed and counts), so each library is built once; its pin may name
@@ -36,10 +43,14 @@ the command line's defaults give way to.
 
 from __future__ import annotations
 
+import collections
 import hashlib
+import itertools
 import json
+import queue
 import random
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -47,6 +58,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from budgetgym.core import full_budget, read_jsonl, write_jsonl
 from budgetgym.envs.coding.generate import issue_text, run_suite
 from budgetgym.envs.coding.libraries.fetch import cache_dir, library_files, pins
+from budgetgym.envs.coding.libraries.screen import Screen
+from budgetgym.envs.coding.mutate import Mutation
 from budgetgym.envs.coding.libraries.synth import Site, apply_sites, compatible, library_mutations, replay_fixes, \
     shuffled_sites, site_of
 from budgetgym.envs.coding.repos import is_test_path
@@ -54,10 +67,13 @@ from budgetgym.envs.coding.repos import is_test_path
 #: tier -> (fewest sites, most sites)
 TIERS = {"easy": (1, 1), "medium": (2, 4), "hard": (8, 12)}
 #: The counts a library is built with when neither the command line nor its pin names them.
-DEFAULT_COUNTS = {"singles": 48, "easy": 20, "medium": 16, "hard": 10}
+DEFAULT_COUNTS = {"singles": 60, "easy": 20, "medium": 14, "hard": 8}
 WORKERS = 2
-#: A real library's whole suite on a busy machine (the shipped small ones need far less).
+#: The unmodified suite's time limit on a busy machine; a candidate's full run gets
+#: ``RUN_SLOWDOWN`` times what the unmodified run took, and at least ``MIN_RUN_TIMEOUT`` seconds.
 RUN_TIMEOUT = 300
+RUN_SLOWDOWN = 10
+MIN_RUN_TIMEOUT = 60
 _COMBINATION_TRIES = 6
 
 
@@ -80,61 +96,156 @@ class Outcome:
         return self.collected and bool(self.failing) and bool(self.passing)
 
 
-def _runs(pool: ThreadPoolExecutor, variants: Iterable[Mapping[str, str]]):
-    """Suite runs of the variants, ``WORKERS`` at a time, yielded in order."""
-    pending = []
-    for files in variants:
-        pending.append(pool.submit(run_suite, files, timeout=RUN_TIMEOUT))
-        if len(pending) >= WORKERS:
-            yield pending.pop(0).result()
-    for future in pending:
-        yield future.result()
+class _Judge:
+    """Whether candidates are kept: a :class:`~budgetgym.envs.coding.libraries.screen.Screen` per
+    worker filters them, and each one it does not rule out is run through the whole suite in a
+    fresh process, whose outcome alone decides (see :mod:`budgetgym.envs.coding.libraries.screen`)."""
+
+    def __init__(self, files: Mapping[str, str], baseline: set[str], timeout: float) -> None:
+        self.files, self.baseline, self.timeout = files, baseline, timeout
+        self.pool = ThreadPoolExecutor(WORKERS)
+        self.screens: queue.Queue = queue.Queue()
+        for screen in self.pool.map(lambda _: Screen(files), range(WORKERS)):
+            self.screens.put(screen)
+        self.verdicts: collections.Counter = collections.Counter()
+
+    def verdict(self, changed: Mapping[str, str]) -> str:
+        """The screen's verdict on the library with ``changed`` (path -> text) put in."""
+        screen = self.screens.get()
+        try:
+            verdict = screen.check(changed)["verdict"]
+        finally:
+            self.screens.put(screen)
+        self.verdicts[verdict] += 1
+        return verdict
+
+    def verdicts_of(self, candidates: Sequence[Mapping[str, str]]) -> list[str]:
+        return list(self.pool.map(self.verdict, candidates))
+
+    def outcome(self, changed: Mapping[str, str], screen: bool = True) -> Outcome | None:
+        """The whole suite's outcome with ``changed`` put in (a fresh run); None when the screen
+        (``screen=True``) rules it out first."""
+        if screen and self.verdict(changed) == "missed":
+            return None
+        statuses, output = run_suite({**self.files, **changed}, timeout=self.timeout)
+        outcome = Outcome(self.baseline, statuses, output)
+        self.verdicts["full run, kept" if outcome.kept else "full run, not kept"] += 1
+        return outcome
+
+    def outcomes(self, candidates: Iterable[Mapping[str, str]], screen: bool = True):
+        """:meth:`outcome` of each candidate, ``2 * WORKERS`` in flight, yielded in order."""
+        pending: collections.deque = collections.deque()
+        for changed in candidates:
+            pending.append(self.pool.submit(self.outcome, changed, screen))
+            if len(pending) >= 2 * WORKERS:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+    def close(self) -> None:
+        while not self.screens.empty():
+            self.screens.get().close()
+        self.pool.shutdown(cancel_futures=True)
 
 
 def build_library(library: str, seed: int, singles: int, per_tier: Mapping[str, int],
                   log=print) -> list[dict[str, Any]]:
     files = dict(library_files(library))
+    started = time.monotonic()
     statuses, output = run_suite(files, timeout=RUN_TIMEOUT)
     baseline = {n for n, s in statuses.items() if s == "PASSED"}
     if not baseline:
         raise RuntimeError(f"{library}: the unmodified suite passes no test:\n{output[-2000:]}")
+    timeout = max(MIN_RUN_TIMEOUT, RUN_SLOWDOWN * (time.monotonic() - started))
     rng = random.Random(f"{seed}/{library}")
     candidates = [m for path, text in files.items() if path.endswith(".py") and not is_test_path(path)
                   for m in library_mutations(path, text)]
     ordered = shuffled_sites(candidates, rng)
-    kept: list[tuple[Site, Outcome]] = []
-    tried = 0
-    with ThreadPoolExecutor(WORKERS) as pool:
-        batch = 2 * WORKERS
-        position = 0
-        while len(kept) < singles and position < len(ordered):
-            chunk = ordered[position:position + batch]
-            position += batch
-            for mutation, (result, out) in zip(chunk, _runs(pool, ({**files, m.path: m.source} for m in chunk))):
-                tried += 1
-                outcome = Outcome(baseline, result, out)
-                if outcome.kept and len(kept) < singles:
-                    kept.append((site_of(mutation, files[mutation.path]), outcome))
-        log(f"{library}: {len(kept)} sites kept of {tried} mutations tried ({len(candidates)} in all)")
-        drafts: list[tuple[str, list[Site], Outcome]] = [("easy", [s], o) for s, o in kept[:per_tier["easy"]]]
-        for tier in ("medium", "hard"):
-            drafts += _combinations(pool, tier, kept, files, baseline, per_tier[tier], rng)
-    records = []
     test_library = pins()[library]["split"] == "test"
-    for index, (tier, sites, outcome) in enumerate(drafts):
-        records += _records(library, index, tier, sites, outcome, files, test_library)
-    counts = {t: sum(1 for d in drafts if d[0] == t) for t in TIERS}
-    log(f"{library}: {len(drafts)} bugs {counts}, {len(records)} tasks with both modes")
+    judge = _Judge(files, baseline, timeout)
+    try:
+        kept = _sites(judge, ordered, files, singles)
+        log(f"{library}: {len(kept)} sites of {len(candidates)} mutations; screen {dict(judge.verdicts)}; "
+            f"{time.monotonic() - started:.0f} s")
+        drafts: list[tuple[str, str, list[Site], Outcome]] = []
+        for split, pool in _partition(kept, test_library).items():
+            share = _share(split, test_library)
+            drafts += [("easy", split, [s], o) for s, o in _confirmed(judge, pool, files, share(per_tier["easy"]))]
+            for tier in ("medium", "hard"):
+                drafts += [(tier, split, group, o) for group, o in
+                           _combinations(judge, tier, [s for s, _ in pool], files, share(per_tier[tier]), rng)]
+    finally:
+        judge.close()
+    records = []
+    for index, (tier, split, sites, outcome) in enumerate(drafts):
+        records += _records(library, index, tier, split, sites, outcome, files)
+    counts = collections.Counter((d[0], d[1]) for d in drafts)
+    log(f"{library}: {len(drafts)} bugs {dict(sorted(counts.items()))}, {len(records)} tasks with both modes; "
+        f"screen {dict(judge.verdicts)}; {time.monotonic() - started:.0f} s")
     return records
 
 
-def _combinations(pool: ThreadPoolExecutor, tier: str, kept: Sequence[tuple[Site, Outcome]],
-                  files: Mapping[str, str], baseline: set[str], count: int, rng: random.Random):
+def _sites(judge: _Judge, ordered: Sequence[Mutation], files: Mapping[str, str],
+           singles: int) -> list[tuple[Site, Outcome | None]]:
+    """The first ``singles`` candidates (in order) that break some tests and not all: those the
+    screen catches (their full run comes later, if they become a one-site task), and, up to a fifth
+    of ``singles``, those it cannot judge, run through the whole suite now."""
+    kept: list[tuple[Site, Outcome | None]] = []
+    unjudged = 0
+    position = 0
+    while len(kept) < singles and position < len(ordered):
+        chunk = ordered[position:position + 4 * WORKERS]
+        position += len(chunk)
+        verdicts = judge.verdicts_of([{m.path: m.source} for m in chunk])
+        unknown = [m for m, v in zip(chunk, verdicts) if v == "unknown"][:max(0, singles // 5 - unjudged)]
+        unjudged += len(unknown)
+        full = dict(zip(unknown, judge.outcomes(({m.path: m.source} for m in unknown), screen=False)))
+        for mutation, verdict in zip(chunk, verdicts):
+            outcome = full.get(mutation)
+            if verdict == "caught" or (outcome is not None and outcome.kept):
+                if len(kept) < singles:
+                    kept.append((site_of(mutation, files[mutation.path]), outcome))
+    return kept
+
+
+def _confirmed(judge: _Judge, pool: Sequence[tuple[Site, Outcome | None]], files: Mapping[str, str],
+               count: int) -> list[tuple[Site, Outcome]]:
+    """The first ``count`` sites of ``pool`` that the whole suite keeps alone (one full run each,
+    unless they already had theirs)."""
+    found: list[tuple[Site, Outcome]] = []
+    position = 0
+    while len(found) < count and position < len(pool):
+        chunk = pool[position:position + count - len(found)]
+        position += len(chunk)
+        runs = iter(judge.outcomes(({s.path: apply_sites(files, [s])[s.path]} for s, o in chunk if o is None),
+                                   screen=False))
+        for site, outcome in chunk:
+            outcome = outcome if outcome is not None else next(runs)
+            if outcome.kept and len(found) < count:
+                found.append((site, outcome))
+    return found
+
+
+def _partition(kept: Sequence[tuple[Site, Outcome]], test_library: bool) -> dict[str, list[tuple[Site, Outcome]]]:
+    """The kept sites by split: all on ``test`` for a held-out library, else every fourth one, so no
+    bug of the test split shares a site with one of the training split."""
+    if test_library:
+        return {"test": list(kept)}
+    return {"train": [k for i, k in enumerate(kept) if i % 4 != 3], "test": [k for i, k in enumerate(kept) if i % 4 == 3]}
+
+
+def _share(split: str, test_library: bool):
+    """How many of a tier's ``count`` bugs go to ``split`` (a quarter to test in a seen library)."""
+    if test_library:
+        return lambda count: count
+    return lambda count: (count + 2) // 4 if split == "test" else count - (count + 2) // 4
+
+
+def _combinations(judge: _Judge, tier: str, sites: Sequence[Site], files: Mapping[str, str], count: int,
+                  rng: random.Random) -> list[tuple[list[Site], Outcome]]:
     low, high = TIERS[tier]
-    sites = [s for s, _ in kept]
-    if len(sites) < low:
+    if len(sites) < low or count <= 0:
         return []
-    drafts = []
     seen: set[tuple[int, ...]] = set()
     proposals = []
     for _ in range(count * _COMBINATION_TRIES):
@@ -148,11 +259,11 @@ def _combinations(pool: ThreadPoolExecutor, tier: str, kept: Sequence[tuple[Site
         if not replay_fixes(files, [s.record() for s in ordered]):
             continue
         proposals.append(ordered)
-    variants = (apply_sites(files, group) for group in proposals)
-    for group, (result, out) in zip(proposals, _runs(pool, variants)):
-        outcome = Outcome(baseline, result, out)
-        if outcome.kept:
-            drafts.append((tier, group, outcome))
+    drafts = []
+    changed = ({p: t for p, t in apply_sites(files, group).items() if t != files[p]} for group in proposals)
+    for group, outcome in zip(proposals, judge.outcomes(changed)):
+        if outcome is not None and outcome.kept:
+            drafts.append((group, outcome))
             if len(drafts) >= count:
                 break
     return drafts
@@ -165,8 +276,8 @@ def _task_order(group: Sequence[Site], rng: random.Random) -> list[Site]:
     return [s for path in paths for s in sorted(group, key=lambda s: s.line) if s.path == path]
 
 
-def _records(library: str, index: int, tier: str, sites: Sequence[Site], outcome: Outcome,
-             files: Mapping[str, str], test_library: bool) -> list[dict[str, Any]]:
+def _records(library: str, index: int, tier: str, split: str, sites: Sequence[Site], outcome: Outcome,
+             files: Mapping[str, str]) -> list[dict[str, Any]]:
     first = sites[0]
     lines = files[first.path].splitlines()
     end = first.line + max(1, first.buggy.count("\n")) - 1
@@ -177,7 +288,7 @@ def _records(library: str, index: int, tier: str, sites: Sequence[Site], outcome
                  f"the library" + (" (more than one module)." if spread > 1 else "."))
     turns = oracle_turns(len(sites))
     base = {
-        "split": "test" if test_library or index % 4 == 3 else "train",
+        "split": split,
         "max_turns": full_budget(turns),
         "oracle_turns": turns,
         "source": "pypi",
@@ -187,7 +298,7 @@ def _records(library: str, index: int, tier: str, sites: Sequence[Site], outcome
         "instruction": text,
         "sites": [s.record() for s in sites],
         "bug": first.record(),
-        "locate": {"query": f"def {first.function}", "view": [max(1, first.line - 4), min(len(lines), end + 4)]},
+        "locate": {"query": _query(first, files[first.path]), "view": [max(1, first.line - 4), min(len(lines), end + 4)]},
         "fail_to_pass": outcome.failing,
         "pass_to_pass": outcome.passing,
         "breaker": None,
@@ -198,6 +309,15 @@ def _records(library: str, index: int, tier: str, sites: Sequence[Site], outcome
                                  "then fix the library.")
     return [{"id": stem, "tests": "visible", **base},
             {"id": f"{stem}-withheld", "tests": "withheld", **base, "instruction": withheld_text}]
+
+
+def _query(site: Site, text: str) -> str:
+    """The oracle's first search: the definition the first site is in, else its buggy line."""
+    name = site.function.split(".")[-1]
+    for query in (f"def {name}(", f"class {name}"):
+        if name and query in text:
+            return query
+    return site.buggy.strip().splitlines()[0]
 
 
 def counts_for(library: str, singles: int | None, per_tier: Mapping[str, int | None]) -> tuple[int, dict[str, int]]:
