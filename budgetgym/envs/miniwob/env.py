@@ -17,7 +17,7 @@ Description:
     loads ("Select nothing and click Submit") is drawn again from a seed derived from the episode's
     (``oracles.TRIVIAL_INSTANCE``): clicking everything won them.
     Tasks whose one right click a blind agent often hits are played in rounds (``oracles.ROUNDS``:
-    click-link four instances in a row, click-tab three, ...): each instance is judged by
+    click-link five instances in a row, click-tab three, ...): each instance is judged by
     MiniWoB's page, the next is drawn from a seed derived from the episode's, and the episode is
     done right when every instance is (a wrong one ends it); the page says which instance it shows.
     The train split holds 17; the test split 13, mostly MiniWoB's transfer and harder variants of
