@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import tempfile
 import time
@@ -48,6 +49,7 @@ def main() -> None:
     parser.add_argument("--env", default="budgetgym/FunctionCalling-v0")
     parser.add_argument("--size", choices=("tiny", "default"), default="tiny")
     parser.add_argument("--rewards", default="sparse")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     args = parser.parse_args()
     import gymnasium as gym
     import torch
@@ -56,7 +58,8 @@ def main() -> None:
     from budgetgym.train.study import StudyConfig, run_study
 
     rewards = tuple(args.rewards.split(","))
-    config = replace(StudyConfig.tiny(args.env) if args.size == "tiny" else StudyConfig(env_id=args.env), rewards=rewards)
+    config = replace(StudyConfig.tiny(args.env) if args.size == "tiny" else StudyConfig(env_id=args.env), rewards=rewards,
+                     threads=args.threads)
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
         started, cpu = time.perf_counter(), time.process_time()
@@ -70,17 +73,23 @@ def main() -> None:
     test_tasks = len(base.tasks.ids)
     env.close()
     mean_turns = sum(r["turns"] for r in sweeps) / max(len(sweeps), 1)
-    default = planned_episodes(StudyConfig(env_id=args.env, rewards=rewards), test_tasks, mean_turns)
+    default = planned_episodes(replace(StudyConfig(), env_id=args.env, rewards=rewards), test_tasks, mean_turns)
     per_episode = wall / max(sum(played.values()), 1)
     play = sum(row["play_seconds"] for row in curves)
     model = sum(row["model_seconds"] for row in curves)
+    model_cpu = sum(row.get("model_cpu_seconds", 0.0) for row in curves)
+    tokens = sum(row.get("generated_tokens", 0) for row in curves)
     print(json.dumps({
         "env": args.env, "size": args.size, "rewards": list(rewards), "threads": torch.get_num_threads(),
         "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "episodes": played, "seconds_per_episode": round(per_episode, 3),
         "training_play": {"seconds": round(play, 2), "model_share": round(model / play, 4) if play else None,
-                          "env_share": round(1 - model / play, 4) if play else None},
+                          "env_share": round(1 - model / play, 4) if play else None,
+                          "generated_tokens": tokens,
+                          "tokens_per_second": round(tokens / model, 1) if model else None,
+                          "tokens_per_cpu_second": round(tokens / model_cpu, 1) if model_cpu else None},
+        "load_average": os.getloadavg(),
         "default_episodes": default,
         "default_projected_minutes_lower_bound": round(per_episode * sum(default.values()) / 60, 1),
     }, indent=1))

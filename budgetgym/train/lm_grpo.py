@@ -168,7 +168,8 @@ def _iteration(envs: list[Any], chat: Any, optimizer: Any, task_ids: list[str], 
     rng = np.random.default_rng([config.seed, iteration])
     chosen = rng.choice(len(task_ids), size=min(config.tasks_per_iteration, len(task_ids)), replace=False)
     returns, successes, turns, caps, groups = [], [], [], [], []
-    started, model_seconds = time.perf_counter(), chat.stats["seconds"]
+    started, model_seconds, model_cpu, tokens = (time.perf_counter(), chat.stats["seconds"], chat.stats["cpu_seconds"],
+                                                 chat.stats["tokens"])
     chat.model.eval()
     for index in chosen:
         seeds = [int(rng.integers(2**31 - 1)) for _ in range(config.group_size)]
@@ -185,6 +186,7 @@ def _iteration(envs: list[Any], chat: Any, optimizer: Any, task_ids: list[str], 
             "mean_turns": float(np.mean(turns)), "mean_cap": float(np.mean(caps)), "episodes": len(returns),
             "loss": float(np.sum(losses)) if losses else 0.0, "updated_episodes": len(losses),
             "play_seconds": play_seconds, "model_seconds": chat.stats["seconds"] - model_seconds,
+            "model_cpu_seconds": chat.stats["cpu_seconds"] - model_cpu, "generated_tokens": chat.stats["tokens"] - tokens,
             "update_seconds": time.perf_counter() - started - play_seconds}
 
 

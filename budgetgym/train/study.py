@@ -47,14 +47,15 @@ REVEALS = ("none", "remaining")
 class StudyConfig:
     """The study's sizes. ``quick()`` is the tests' seconds-long version."""
 
-    # The defaults are the language-model study's, sized for about an hour on 2 CPU cores (see
-    # docs/training.md); ``linear()`` gives the linear policy's own, larger sizes.
+    # The defaults are the language-model study's, sized from measured CPU costs for under an hour on
+    # 2 cores (see docs/training.md): Navigation's tasks of at most 10 oracle turns, a 1.1M-parameter
+    # model; ``linear()`` gives the linear policy's own, larger sizes.
     env_id: str = "budgetgym/Navigation-v0"
-    iterations: int = 4
+    iterations: int = 12
     tasks_per_iteration: int = 4
     group_size: int = 4
-    learning_rate: float = 1e-4
-    eval_tasks: str | int = 8
+    learning_rate: float = 5e-4
+    eval_tasks: str | int = 12
     ks: tuple[int, ...] = (1, 2)
     budgets: tuple[float, ...] = MIX_FRACTIONS
     quality_tasks: int = 3
@@ -66,16 +67,16 @@ class StudyConfig:
     #: over the env's candidate actions (privileged: the candidates include the right one).
     policy: str = "lm"
     #: The LM's sizes (budgetgym.train.lm.SIZES) when no ``model`` directory is given.
-    lm_size: str = "small"
+    lm_size: str = "mini"
     model: str | None = None
     device: str = "cpu"
     #: The rewards to train with (budgetgym.train.lm_grpo.REWARDS); the first one's policies are ``full``
     #: and ``mix``, the others' ``full-<reward>`` and ``mix-<reward>``.
     rewards: tuple[str, ...] = ("sparse",)
-    sft_tasks: int = 40
-    sft_episodes: int = 2
-    sft_steps: int = 150
-    sft_agent_p: float = 0.3
+    sft_tasks: int = 45
+    sft_episodes: int = 6
+    sft_steps: int = 200
+    sft_agent_p: float = 0.2
     #: ``"oracle"``: SFT learns the scripted agent's own (oracle) turns, its random ones stay in the
     #: context only; ``"all"``: every turn, mistakes included.
     sft_learn: str = "oracle"
@@ -83,10 +84,10 @@ class StudyConfig:
     sft_learning_rate: float = 3e-3
     max_new_tokens: int = 48
     #: Train and measure on the tasks whose oracle needs at most this many turns (None: all tasks).
-    max_oracle_turns: int | None = None
+    max_oracle_turns: int | None = 10
     #: torch's intra-op threads (None: torch's default). On a small model a step is many small ops,
     #: where a second thread mostly spins waiting for the first on a loaded machine.
-    threads: int | None = None
+    threads: int | None = 1
 
     @classmethod
     def tiny(cls, env_id: str = "budgetgym/Navigation-v0", **changes: Any) -> "StudyConfig":
@@ -95,20 +96,22 @@ class StudyConfig:
         return cls(**{**dict(env_id=env_id, iterations=1, tasks_per_iteration=1, group_size=2, learning_rate=1e-3,
                              eval_tasks=1, ks=(1,), budgets=(0.5, 1.0), quality_tasks=1, quality_rollouts=1,
                              recovery_attempts=1, recovery_states=1, lm_size="micro", sft_tasks=2, sft_episodes=1,
-                             sft_steps=2, max_new_tokens=12), **changes})
+                             sft_steps=2, sft_batch_size=2, max_new_tokens=12, max_oracle_turns=None, threads=None),
+                      **changes})
 
     @classmethod
     def linear(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
         """The linear policy over candidate actions (privileged), at its own sizes (about 9 minutes)."""
         return cls(env_id=env_id, iterations=24, tasks_per_iteration=8, group_size=6, learning_rate=1.0,
                    eval_tasks="test", ks=(1, 2, 4, 8), quality_tasks=6, quality_rollouts=4, recovery_attempts=2,
-                   recovery_states=24, policy="linear")
+                   recovery_states=24, policy="linear", max_oracle_turns=None, threads=None)
 
     @classmethod
     def quick(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
         """The linear policy's seconds-long version."""
         return cls(env_id=env_id, iterations=3, tasks_per_iteration=3, group_size=3, eval_tasks=4, ks=(1, 2),
-                   quality_tasks=1, quality_rollouts=1, recovery_attempts=1, recovery_states=3, policy="linear")
+                   quality_tasks=1, quality_rollouts=1, recovery_attempts=1, recovery_states=3, policy="linear",
+                   max_oracle_turns=None, threads=None)
 
 
 def policy_names(config: StudyConfig) -> tuple[str, ...]:
@@ -250,16 +253,25 @@ def _failure_states(config: StudyConfig, env_kwargs: dict[str, Any] | None) -> l
 
     from budgetgym.core import text_env
 
+    from budgetgym.eval.probes.recovery import matched_clean_snapshot
+
     env = gym.make(config.env_id, **(env_kwargs or {}))
     try:
         base = text_env(env)
         ids = set(base.tasks.ids) if config.max_oracle_turns is None else set(task_ids(config, "test"))
         states = [dict(s) for s in base.failure_states() if s["task_id"] in ids]
+        # A random draw of the states the probe can use: those with a matched clean state (the
+        # oracle's episode still running at that turn); short tasks hold many that it cannot.
+        order = np.random.default_rng(config.seed).permutation(len(states))
+        chosen = []
+        for index in order:
+            if len(chosen) == config.recovery_states:
+                break
+            if matched_clean_snapshot(env, states[index]) is not None:
+                chosen.append(int(index))
     finally:
         env.close()
-    rng = np.random.default_rng(config.seed)
-    order = rng.permutation(len(states))[: config.recovery_states]
-    return [states[i] for i in sorted(order)]
+    return [states[i] for i in sorted(chosen)]
 
 
 # ------------------------------------------------------------------ the numbers, from the files
@@ -511,6 +523,9 @@ def _limitations(summary: dict[str, Any]) -> list[str]:
              f"{config['group_size']} attempts; one seed ({config['seed']}). Intervals this wide cannot resolve "
              "differences of a few points.",
              ]
+    if config.get("max_oracle_turns") is not None:
+        lines.append(f"- Tasks: only those whose oracle needs at most {config['max_oracle_turns']} turns, in training "
+                     "and measurement alike: what is found holds for short tasks of this family, not its longer ones.")
     if config.get("policy", "linear") == "lm":
         lines += ["- The policy is a language model of a few million parameters at most, trained from scratch on a "
                   "few hundred scripted episodes: no pretrained prior, a tokenizer trained on the suite's own text. "

@@ -163,8 +163,14 @@ def test_compare_rewards_reads_intervals_and_counts_a_tie_as_no_difference():
 def lm_study(tmp_path_factory):
     from budgetgym.train.study import StudyConfig
 
+    from budgetgym.integrations.episode import BudgetSpec
+    from budgetgym.train import lm
+
+    # --model DIR: a Hugging Face causal LM directory, here one made locally (nothing downloaded).
+    chats = lm.scripted_conversations([FC], agent_p=0.3, tasks=2, budget=BudgetSpec(reveal="remaining"))
+    model_dir = lm.make_tiny_lm(tmp_path_factory.mktemp("init"), chats, size="micro")
     out = tmp_path_factory.mktemp("lm-study")
-    config = StudyConfig.tiny(FC, max_new_tokens=8)
+    config = StudyConfig.tiny(FC, max_new_tokens=8, model=str(model_dir), device="cpu", max_oracle_turns=5)
     return out, config, run_study(out, config, log=lambda message: None)
 
 
@@ -194,7 +200,7 @@ def test_the_sft_base_and_a_grpo_step_change_the_weights(lm_study):
     from budgetgym.train.lm_grpo import policy_gradient_step
 
     out, config, _ = lm_study
-    init, _ = lm.load(out / "init")
+    init, _ = lm.load(config.model)
     model, tokenizer = lm.load(out / "base")
     assert any(not torch.equal(a, b) for a, b in zip(init.parameters(), model.parameters()))  # SFT moved them
     agent = lm.LMAgent(model, tokenizer, name="base", max_new_tokens=4)
@@ -217,3 +223,47 @@ def test_the_sft_base_and_a_grpo_step_change_the_weights(lm_study):
     after = [p.detach().clone() for p in model.parameters()]
     assert policy_gradient_step(model, optimizer, [([(1.0, traces[0]), (1.0, traces[1])], np.zeros(2))]) == []
     assert all(torch.equal(a, b) for a, b in zip(after, model.parameters()))
+
+
+def test_rows_played_in_one_batch_see_what_each_would_see_alone(lm_study):
+    # The K attempts of a GRPO group share one KV cache with per-row padding: each row's next-token
+    # logits must be those of its own tokens run alone, through growth by different amounts.
+    import torch
+
+    from budgetgym.train import lm
+
+    out, _, _ = lm_study
+    model, tokenizer = lm.load(out / "base")
+    rows = lm.TokenRows(model, pad_id=tokenizer.pad_token_id, eos_id=-1, temperature=1.0, max_new_tokens=3,
+                        stats=lm.new_stats())
+    rows.start([[5, 6, 7, 8, 9], [10, 11]], seeds=[0, 1])
+    rows.sample([0, 1])
+    rows.extend({0: [12], 1: [13, 14, 15, 16]})
+    rows.sample([1])  # row 0 waits a turn
+    rows.extend({0: [17, 18]})
+    rows.sample([0, 1])
+    for row in (0, 1):
+        (ids, sampled), = rows.segments(row)
+        assert sum(sampled) == 9 - 3 * (row == 0)
+        with torch.no_grad():
+            alone = model(input_ids=torch.tensor([ids[:rows.fed[row]]])).logits[0, -1]
+        assert torch.allclose(rows.logits[row], alone, atol=1e-4)
+
+
+def test_a_chat_is_encoded_for_training_as_it_is_played(lm_study):
+    from budgetgym.integrations.episode import BudgetSpec
+    from budgetgym.train import lm
+
+    out, _, _ = lm_study
+    _, tokenizer = lm.load(out / "base")
+    flags: list[list[bool]] = []
+    chats = lm.scripted_conversations([FC], agent_p=0.5, tasks=2, budget=BudgetSpec(reveal="remaining"),
+                                      oracle_flags=flags)
+    for chat, own in zip(chats, flags):
+        ids, labels = lm.encode_conversation(tokenizer, chat, 10**6, learn=own)
+        assert tokenizer.decode(ids) == lm.render(tokenizer, chat)  # the turn-by-turn tokens are the whole chat's
+        learned = tokenizer.decode([t for t in labels if t != -100])
+        actions = [m["tool_calls"][0]["function"]["arguments"]["action"] for m in chat if m.get("tool_calls")]
+        assert len(own) == len(actions) + 1 and not own[-1]  # the closing reply is never learned
+        for action, mine in zip(actions, own):
+            assert (json.dumps(action)[1:-1] in learned) or not mine
