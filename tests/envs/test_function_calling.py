@@ -619,7 +619,7 @@ def test_the_fast_scoring_patterns_find_what_the_plain_ones_find(pieces):
     from budgetgym.envs.function_calling import scoring
 
     message = "".join(pieces)
-    for fast in (scoring._DECLINE, scoring._REFUSAL):
+    for fast in (scoring._DECLINE_WORDS, scoring._REFUSAL):
         plain = re.compile(re.sub(r"^\(\?=\[\w+\]\)", "", fast.pattern), re.IGNORECASE)
         assert plain.pattern != fast.pattern
         assert bool(fast.search(message)) == bool(plain.search(message))

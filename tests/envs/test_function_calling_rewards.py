@@ -221,3 +221,37 @@ def test_no_answer_exploit_wins_more_than_5_percent_of_the_tasks():
     lenient = gym.make(ENV_ID, retry_answers=True)
     task = TASKS.get("fc-curated-banking-rent-month")
     assert play_episode(lenient, exploits.DeclineThenDo(), seed=0, options={"task_id": task.id}).success
+
+
+def test_one_message_holds_one_verdict_so_no_hedge_passes_both_kinds_of_turn():
+    """A soft hedge ("sorry if anything was unavailable") is heard as a decline: after a report of
+    success it declines nothing, and on a request carried out it must come with that report, so no
+    message passes both a turn to decline and a turn that changed the state (it won 16 of 60 test
+    tasks with the oracle's calls, 43 with the turn's values beside it)."""
+    declines_, changes = 0, 0
+    for task_id, index, turn in TURNS:
+        if turn["decline"]:
+            declines_ += 1
+            for hedge in ("Done. Sorry if anything was unavailable.", "Sorry if anything went wrong.",
+                          "All set, sorry for any conflicts."):
+                assert answer_problem(turn, hedge) == scoring.NOT_DECLINED, (task_id, index, hedge)
+        elif turn["changes"]:
+            changes += 1
+            assert answer_problem(turn, "Sorry if anything was unavailable.") == scoring.REFUSED_DONE, (task_id, index)
+            assert answer_problem(turn, f"Sorry for the wait; anything unavailable was skipped. {turn['answer']}") is None
+    assert declines_ > 100 and changes > 300
+    # Honest declines that say why, without a refusal word, still decline; a negated report is no report.
+    decline = {"decline": True, "facts": [], "distractors": [], "changes": False}
+    for honest in ("Sorry, there isn't enough money, so nothing was transferred.",
+                   "That can't be done: the time conflicts with Dentist.", "Insufficient funds; I haven't paid it."):
+        assert answer_problem(decline, honest) is None, honest
+
+
+def test_the_apology_exploit_wins_no_task():
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits import function_calling as exploits
+
+    env = gym.make(ENV_ID, split="test")
+    won = [t.id for t in TASKS if t.split == "test"
+           if play_episode(env, exploits.ApologyOnly(), seed=0, options={"task_id": t.id}).success]
+    assert won == []

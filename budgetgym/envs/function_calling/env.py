@@ -38,7 +38,8 @@ Rewards:
     contacts, inbox, sent and trash; events; balances, holdings, payees and pending payments; never
     ids, the current directory, read flags or the transaction log), (2) the message carries every
     fact the request asked for (numbers by value), (3) for a request that cannot be done, the
-    message says so, and (4) the message does not contradict itself or bury the answer: it states no
+    message says so ("I can't", "not enough", "conflicts", "unavailable"; an apology alone is no
+    decline) and does not report success ("Done."), and (4) the message does not contradict itself or bury the answer: it states no
     fact that the service holds and the agent never saw (an answer from memory, not from the tools;
     whole numbers, which a count makes, aside), it states none of the turn's distractors (what a
     wrong or lazy answer would state instead: the other account's balance, the other file's path,
@@ -46,7 +47,9 @@ Rewards:
     values (paths, emails, dates, times, phone numbers, decimal amounts) per fact asked for, plus 5,
     and where the request changed the state or asks for facts (a clarifying question aside) it does
     not refuse or report failure ("I can't", "unfortunately", "I'm afraid"; an apology alone is
-    fine). So pasting every tool result, or answering "Sorry, I can't do that." after doing the
+    fine), and where the request changed the state a message that says something could not be done
+    ("sorry if anything was unavailable") also says what was done ("Done.", "Moved ..."): one message
+    holds one verdict, so no hedge passes both a request to decline and one carried out. So pasting every tool result, or answering "Sorry, I can't do that." after doing the
     work, does not complete a turn, nor does a paste of the raw tool output (a JSON object);
     ``budgetgym probe exploits`` measures such tricks (``scoring.py`` holds the rule).
 
@@ -168,6 +171,7 @@ class FunctionCallingEnv(TextEnv):
     #: Exploit agents of this family, for the exploit probe (see ``budgetgym.eval.exploits``).
     exploits = {
         "hedged-answer": "budgetgym.eval.exploits.function_calling:HedgedAnswer",
+        "apology-only": "budgetgym.eval.exploits.function_calling:ApologyOnly",
         "claim-done": "budgetgym.eval.exploits.function_calling:ClaimDone",
         "decline-then-do": "budgetgym.eval.exploits.function_calling:DeclineThenDo",
         "retry-shapes": "budgetgym.eval.exploits.function_calling:RetryShapes",

@@ -30,19 +30,21 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _NUMERIC_FACT = re.compile(r"-?\d+(?:\.\d+)?")
 _APOSTROPHE = "['\u2019]"
 # Ways of saying "I can't do that" (or "it would fail"), so an impossible request is declined, not faked.
-# Lenient on purpose: it only has to hear a decline where one is due.
+# Lenient on purpose: it only has to hear a decline where one is due. An apology alone ("sorry")
+# is none: it says nothing about the work, and "Sorry if anything went wrong." would pass both a
+# turn to decline and a turn done.
 # Each pattern opens with a lookahead on the letters its alternatives start with: the engine then
 # skips every other position fast (a 65,536-character answer is read in a few ms, not tens) and
 # the matches are the same (tests/envs/test_function_calling.py checks it on random phrases).
-_DECLINE = re.compile(
-    rf"(?=[cdinsuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
+_DECLINE_WORDS = re.compile(
+    rf"(?=[acdinuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|won{_APOSTROPHE}?t be able|unable|not able|not possible"
     rf"|impossible|no (?:tool|way|option|function|ability)|don{_APOSTROPHE}?t have|do not have"
     rf"|isn{_APOSTROPHE}?t (?:possible|supported)|not supported|unavailable|not something i can|insufficient"
-    r"|not enough|conflicts?|sorry|unfortunately)\b",
+    rf"|not enough|(?:isn|aren|wasn){_APOSTROPHE}t enough|conflicts?|unfortunately)\b",
     re.IGNORECASE,
 )
 # Refusals and bad news: what a message that reports success, or gives the answer, must not say.
-# Narrower than _DECLINE ("sorry for the wait", "you don't have anything on Friday", "not enough
+# Narrower than _DECLINE_WORDS ("sorry for the wait", "you don't have anything on Friday", "not enough
 # for two shares" are fine in an answer).
 _REFUSAL = re.compile(
     rf"(?=[cdinuw])\b(?:can ?not|can{_APOSTROPHE}?t|couldn{_APOSTROPHE}?t|could not|won{_APOSTROPHE}?t be able|unable|not able"
@@ -51,6 +53,19 @@ _REFUSAL = re.compile(
     rf"|(?:don{_APOSTROPHE}?t|do not) have (?:a|an|the|any) (?:tool|way|function))\b",
     re.IGNORECASE,
 )
+# Reports of work done ("Done.", "Moved ...", "I've sent it"): a message that says so is no decline,
+# and one on a request that changed the state which hears a decline ("sorry if anything was
+# unavailable") must say so, or one hedge would pass both kinds of turn. A report is negated by a
+# "not", "n't", "no", "nothing" or "never" just before it ("can't be done", "nothing was moved").
+_DONE = re.compile(
+    r"\b(?:done|completed?|finished|all set|successfully|i{_A}ve|i have|booked|sent|moved|deleted|created|added"
+    r"|paid|transferred|bought|sold|cancell?ed|renamed|copied|updated|scheduled|saved|removed|changed|fixed"
+    r"|replied|forwarded|restored|written|wrote|appended|replaced|emptied|made|set up|submitted|blocked|invited"
+    r"|reserved|archived|trashed|emailed|texted|messaged|is now|are now)\b"
+    .replace("{_A}", _APOSTROPHE),
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"(?:\b(?:not|no|nothing|never|neither|nor)\b|n['\u2019]t\b)\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
 # The kinds of value tool results are full of: emails, file paths, ISO dates, clock times, phone
 # numbers and decimal amounts. An answer is judged by how many distinct ones it states.
 # Each kind with the character any of its values holds: a kind whose character is absent from a
@@ -138,9 +153,17 @@ def has_fact(message: str, fact: str | list[str]) -> bool:
 
 
 def declines(message: str) -> bool:
-    """Whether the message tells the user that the request cannot be done (leniently: every refusal,
-    and also "sorry", "insufficient", "not enough", "conflicts", ...)."""
-    return _DECLINE.search(message) is not None or _REFUSAL.search(message) is not None
+    """Whether the message tells the user that something cannot be done (leniently: every refusal,
+    and also "insufficient", "not enough", "conflicts", "unavailable", ...). An apology alone
+    ("Sorry if anything went wrong.") says nothing about the work, so it is no decline."""
+    return _DECLINE_WORDS.search(message) is not None or _REFUSAL.search(message) is not None
+
+
+def reports_done(message: str) -> bool:
+    """Whether the message reports work done ("Done.", "Moved the file", "I've sent it"), a report
+    with a negation just before it aside ("that can't be done", "nothing was transferred")."""
+    return any(not _NEGATED.search(message, max(0, match.start() - 40), match.start())
+               for match in _DONE.finditer(message))
 
 
 def refuses(message: str) -> bool:
@@ -199,12 +222,13 @@ class TurnCheck:
     once: its facts and distractors as values and patterns, its flags and its cap. The env keeps one
     per task and user turn; the verdicts are those of the functions above, which build one per call."""
 
-    __slots__ = ("expected", "decline", "no_refusal", "refused", "distractors", "facts", "cap")
+    __slots__ = ("expected", "decline", "changes", "no_refusal", "refused", "distractors", "facts", "cap")
 
     def __init__(self, turn: Mapping[str, Any]) -> None:
         facts = turn.get("facts", ())
         self.expected = turn.get("expected")  # None where only the answer is checked
         self.decline = bool(turn.get("decline"))
+        self.changes = bool(turn.get("changes"))
         self.no_refusal = not self.decline and bool(turn.get("changes") or (facts and not turn.get("clarify")))
         self.refused = REFUSED_DONE if turn.get("changes") else REFUSED_ANSWERABLE
         self.distractors = tuple(_matcher(d) for d in turn.get("distractors", ()))
@@ -219,9 +243,15 @@ class TurnCheck:
 
     def answer_problem(self, message: str) -> str | None:
         if self.decline:
-            if not declines(message):
+            # One verdict a message: "Done. Sorry if anything was unavailable." reports success, and
+            # "Sorry if anything went wrong." only apologises; neither declines.
+            if not declines(message) or (reports_done(message) and not refuses(message)):
                 return NOT_DECLINED
         elif self.no_refusal and refuses(message):
+            return self.refused
+        elif self.changes and declines(message) and not reports_done(message):
+            # "Sorry if anything was unavailable." after the work would be heard as the decline of a
+            # turn to decline: on a request carried out, a message that declines must say it is done.
             return self.refused
         if "{" in message and _RAW_RESULT.search(message):
             return PASTED
