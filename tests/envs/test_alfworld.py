@@ -212,7 +212,7 @@ def test_a_failure_state_is_built_from_a_mistake_and_error_injection_recovers_fr
 
 def test_failure_states_are_built_on_first_use_for_the_test_split_and_cached(alfworld_env, monkeypatch, tmp_path):
     """``ErrorInjection`` on the test split builds the split's states (one draw per game and kind
-    here; the defaults give 134 from these six games), each one the planner recovers from; a second
+    here; the defaults give 115 from these six games), each one the planner recovers from; a second
     process reads them back from the cache (its in-process memory is cleared here)."""
     import budgetgym.envs.alfworld.env as alfworld_module
     from budgetgym.wrappers import ErrorInjection

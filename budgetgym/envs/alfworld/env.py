@@ -368,11 +368,11 @@ def _in_engine():
 
 FAILURES_PER_SPLIT = 100
 """Failure states built per split: its games are taken in turn until it has this many (or none are left)."""
-FAILURES_PER_GAME_KIND = 24
+FAILURES_PER_GAME_KIND = 12
 """Distinct failure states of one kind kept per game at most."""
-FAILURE_DRAWS = 64
+FAILURE_DRAWS = 32
 """Seeded runs of the core's builder per game and kind (each draws a point of the path and a command)."""
-FAILURE_STALE_DRAWS = 6
+FAILURE_STALE_DRAWS = 4
 """Draws in a row that find no new state, after which a game's kind is done."""
 FAILURE_BUILD = 1
 """The version of the failure-state build, in the digest of the files it writes (a change rebuilds them)."""
@@ -578,7 +578,7 @@ class ALFWorldEnv(TextEnv):
         The states of a split are kept for the process and written to
         ``cache_dir()/failure_states-<split>-<digest>.jsonl`` (when it can be written), the digest
         of the split's task records, the games' bytes and these settings: a later process reads
-        them back, and a changed game is built afresh. The first build costs about 5 s of CPU a
+        them back, and a changed game is built afresh. The first build costs about 3 s of CPU a
         game (measured on the six games the tests write)."""
         states: list[Mapping[str, Any]] = []
         for split in self.tasks.splits:
