@@ -219,6 +219,10 @@ def test_a_tree_graded_before_in_the_same_kind_of_sandbox_keeps_its_verdict():
         run_grading(stopped, tree_b, LIBRARY, F2P, where=where)
         run_grading(stopped, tree_b, LIBRARY, F2P, where=where)
         assert len(runs) == ran + 3  # a run stopped by the time limit is no verdict to keep
+        fresh = (*where, "a fresh kind")
+        statuses, distrust = run_grading(stopped, fixed, LIBRARY, F2P, where=fresh)
+        assert "reference run did not finish" in distrust  # fails closed: no hidden check skipped
+        assert run_grading(counted, fixed, LIBRARY, F2P, where=fresh)[1] is None  # and runs it again
 
 
 def test_no_graded_run_holds_the_shipped_library():

@@ -497,11 +497,12 @@ def files_digest(*parts: Mapping[str, bytes] | Sequence[str]) -> str:
 
 
 def reference_records(run_isolated: Callable[[Mapping[str, bytes], str], Any], original: Mapping[str, bytes],
-                      fail_to_pass: Sequence[str]) -> dict[str, list[str]]:
+                      fail_to_pass: Sequence[str]) -> dict[str, list[str]] | None:
     """The records of the fail-to-pass tests' perturbed copies under the shipped library (those that
     came out the same twice), by check key: one run of the original library's tree with the copies
     and no test runner, apart from any grading, so no graded tree holds the shipped library (the
-    agent's code, running in the graded process, could otherwise read the fix)."""
+    agent's code, running in the graded process, could otherwise read the fix). None when that
+    run did not finish (stopped by a limit: a loaded machine)."""
     tests = {p: d for p, d in original.items() if is_test_path(p) and p.startswith("tests/")}
     armed = Armed(tests, fail_to_pass, expected={})
     if not armed.sources:
@@ -517,7 +518,7 @@ def reference_records(run_isolated: Callable[[Mapping[str, bytes], str], Any], o
             except (ValueError, SyntaxError):
                 break
             return {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, list)}
-    return {}
+    return None
 
 
 def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: Mapping[str, bytes],
@@ -527,7 +528,8 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
     :func:`graded_tree`), run by ``run_isolated(files, command)`` (a sandbox's ``run_isolated``).
 
     The fail-to-pass tests' perturbed copies are checked against their records under ``original``
-    (:func:`reference_records`, once per process, library and sandbox kind). When the guard flags a
+    (:func:`reference_records`, once per process, library and sandbox kind; a reference run that did
+    not finish fails the grading, and the next one runs it again). When the guard flags a
     value, the original library is graded once (per process) in record mode: sites where its own
     values are permissive are allowed, and the tree is run again.
 
@@ -544,12 +546,17 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
         _VERDICTS.move_to_end(cached)
         statuses, distrust = _VERDICTS[cached]
         return dict(statuses), distrust
-    if (where, key) not in _EXPECTED:
-        _EXPECTED[(where, key)] = reference_records(run_isolated, original, fail_to_pass)
-    expected = _EXPECTED[(where, key)]
+    expected = _EXPECTED.get((where, key))
+    if expected is None:
+        expected = reference_records(run_isolated, original, fail_to_pass)
+        if expected is not None:
+            _EXPECTED[(where, key)] = expected
     tests = {p: d for p, d in tree.items() if is_test_path(p)}
     allowed = _ALLOWED.get(key, frozenset())
-    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected)
+    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected or {})
+    if expected is None:  # fail closed, and keep no verdict: the next grading tries again
+        return statuses, ("the hidden checks' reference run did not finish (a time or output limit), so they "
+                          "could not be checked")
     flagged = flagged_sites(result.output)
     if flagged - allowed and key not in _ALLOWED:
         armed = Armed(tests, record=True)
