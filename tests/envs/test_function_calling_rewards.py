@@ -255,3 +255,28 @@ def test_the_apology_exploit_wins_no_task():
     won = [t.id for t in TASKS if t.split == "test"
            if play_episode(env, exploits.ApologyOnly(), seed=0, options={"task_id": t.id}).success]
     assert won == []
+
+
+def test_pasting_the_tool_results_without_their_json_wins_no_more_than_doing_the_work():
+    """The values of the turn's (or the episode's) tool results, their JSON stripped: a record
+    restated whole (an event's id, title, date and times) fails, so the paste wins only where
+    "Done." after the work does, and where the turn's results are the answer itself (it won 26 and
+    18 of the 60 test tasks while only the raw JSON was refused; the reference wins 6)."""
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits import function_calling as exploits
+
+    env = gym.make(ENV_ID, split="test")
+    tasks = [task for task in TASKS if task.split == "test"]
+
+    def won(agent):
+        return sum(play_episode(env, agent, seed=0, options={"task_id": t.id}).success for t in tasks)
+
+    reference = won(exploits.DoneAfterWork())
+    assert won(exploits.PasteStripped()) <= reference + 0.05 * len(tasks)
+    assert won(exploits.PasteAllStripped()) <= reference
+    event = {"request": "When is my dentist appointment?", "facts": ["10:00"], "distractors": [], "changes": False}
+    results = ['{"events": [{"id": "e5", "title": "Dentist", "date": "2025-03-06", "start": "10:00", "end": "11:00"}]}']
+    assert scoring.restates_record("e5 ; Dentist ; 2025-03-06 ; 10:00 ; 11:00", results, event["request"], event["facts"])
+    assert scoring.restates_record("E5\nDENTIST 2025-03-06 10:00-11:00", results, event["request"], event["facts"])
+    assert not scoring.restates_record("Your dentist is on 2025-03-06, 10:00-11:00.", results, event["request"],
+                                       event["facts"])

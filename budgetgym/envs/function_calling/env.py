@@ -50,7 +50,11 @@ Rewards:
     fine), and where the request changed the state a message that says something could not be done
     ("sorry if anything was unavailable") also says what was done ("Done.", "Moved ..."): one message
     holds one verdict, so no hedge passes both a request to decline and one carried out. So pasting every tool result, or answering "Sorry, I can't do that." after doing the
-    work, does not complete a turn, nor does a paste of the raw tool output (a JSON object);
+    work, does not complete a turn, nor does a paste of the raw tool output (a JSON object), nor
+    one with its JSON stripped: an answer that restates every field of one record of the episode's
+    tool results (a JSON object with 3 or more fields, strings and numbers with a fraction; whole
+    numbers are no fields), one of them neither named in the request nor holding a fact asked for
+    (an event's id beside its time), fails;
     ``budgetgym probe exploits`` measures such tricks (``scoring.py`` holds the rule).
 
     An answer counts: a message that fails the check fails its user turn, and with it the episode
@@ -94,7 +98,7 @@ from budgetgym.envs.function_calling import mistakes
 from budgetgym.envs.function_calling.batching import layers, leaves, shown, unseen_value
 from budgetgym.envs.function_calling.domain import Domain
 from budgetgym.envs.function_calling.domains import DOMAINS, READ_ONLY_TOOLS
-from budgetgym.envs.function_calling.scoring import TurnCheck, has_fact, numbers_in
+from budgetgym.envs.function_calling.scoring import TurnCheck, has_fact, numbers_in, restates_record
 from budgetgym.envs.function_calling.state_schema import backend_problem, state_schema, task_problem
 
 #: At most this many repairs are planned ahead for one user turn (the planner's longest is far shorter).
@@ -494,6 +498,14 @@ class FunctionCallingEnv(TextEnv):
         held = _encode(self._backend.state)
         return any(has_fact(held, fact) for fact in unseen)
 
+    def _restates_record(self, turn: Mapping[str, Any], message: str) -> bool:
+        """Whether the answer restates a whole record of the episode's tool results (``scoring.restates_record``)."""
+        if not message.strip():
+            return False
+        results = [observation for _, observation in self.transcript
+                   if not observation.startswith(("User:", "Invalid action: "))]
+        return restates_record(message, results, turn["request"], turn["facts"])
+
     def _objection(self, turn: Mapping[str, Any]) -> str:
         """The user's word on a failed answer to ``turn``: the request restated where it stays open."""
         return f"{OBJECTION} My request was: {turn['request']}" if self.retry_answers else OBJECTION
@@ -506,7 +518,7 @@ class FunctionCallingEnv(TextEnv):
         if check is None:
             check = self._turn_checks[key] = TurnCheck(turn)
         if (check.problem(self._domain, self._backend.state, message) is not None  # type: ignore[arg-type]
-                or self._tells_unseen_fact(turn)):
+                or self._tells_unseen_fact(turn) or self._restates_record(turn, message)):
             # The cause stays with the check: an objection that named it would tell the agent the answer.
             if self.retry_answers:
                 return Outcome(self._objection(turn))

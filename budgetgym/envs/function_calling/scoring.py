@@ -21,8 +21,9 @@ measures both.
 from __future__ import annotations
 
 import functools
+import json
 import re
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from budgetgym.envs.function_calling.domain import Domain
 
@@ -114,6 +115,12 @@ PASTED = "That's the tools' raw output. Please tell me in your own words, just w
 # A tool result is a JSON object: an answer holding one (``{"path": ...``) pasted raw output instead
 # of answering. No reference answer, and no answer a user would want, holds one.
 _RAW_RESULT = re.compile(r'\{\s*"[^"\n]{1,64}"\s*:')
+
+
+#: A tool result's record (a JSON object) with at least this many fields is a paste when an answer
+#: restates every one of them (one field the request neither names nor asks for among them).
+RECORD_FIELDS = 3
+_SPACE = re.compile(r"\s+")
 
 
 @functools.lru_cache(maxsize=4)
@@ -273,3 +280,64 @@ def _states(message: str, matcher: tuple[frozenset[float], tuple[tuple[str, re.P
         folded = _folded(message)
         return any(word in folded and pattern.search(message) for word, pattern in words)
     return False
+
+
+def _fields(value: Any) -> Iterator[tuple[Any, ...]]:
+    """Each JSON object inside ``value`` as its scalar fields (strings and numbers with a fraction,
+    also those of its lists), one tuple an object."""
+    if isinstance(value, dict):
+        fields = []
+        for item in value.values():
+            for leaf in (item if isinstance(item, list) else [item]):
+                if isinstance(leaf, str) and leaf.strip():
+                    fields.append(_SPACE.sub(" ", leaf.strip()).casefold())
+                elif isinstance(leaf, float) and not leaf.is_integer():
+                    fields.append(leaf)  # whole numbers are left out (see restates_record)
+            yield from _fields(item)
+        yield tuple(fields)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _fields(item)
+
+
+@functools.lru_cache(maxsize=1024)
+def records_in(observation: str) -> tuple[tuple[Any, ...], ...]:
+    """The records of an observation of tool results (one JSON result a line) that have at least
+    ``RECORD_FIELDS`` fields, each as its fields (strings casefolded, white space collapsed)."""
+    records = []
+    for line in observation.splitlines():
+        try:
+            result = json.loads(line)
+        except ValueError:
+            continue
+        records.extend(fields for fields in _fields(result) if len(fields) >= RECORD_FIELDS)
+    return tuple(records)
+
+
+def restates_record(message: str, observations: Sequence[str], request: str, facts: Sequence[Any]) -> bool:
+    """Whether ``message`` restates a whole record of the tool results (``observations``): every
+    field of one, among them one that ``request`` does not name and that holds no fact. Whole
+    numbers are no fields (a count, a number of shares or a line number is too short to tell where
+    it came from), so an order's confirmation ("Bought 6 VTI for 1591.80.") is no record. The tools'
+    output with its JSON stripped ("/notes/keys.txt ; 1 ; e5 ; Budget sync ; 2025-03-06 ; 09:30"):
+    an answer says what was asked (the event's time, not its id and every other field)."""
+    text = _SPACE.sub(" ", message).casefold()
+    asked_text = _SPACE.sub(" ", request).casefold()
+    numbers = numbers_in(message)
+    for observation in observations:
+        for fields in records_in(observation):
+            if all((field in numbers) if isinstance(field, float) else _shown(field, text) for field in fields) and any(
+                    not _asked(field, asked_text, facts) for field in fields):
+                return True
+    return False
+
+
+def _shown(field: str, text: str) -> bool:
+    return field in text and _word_pattern(field).search(text) is not None
+
+
+def _asked(field: Any, request: str, facts: Sequence[Any]) -> bool:
+    """Whether a record's field is one the user named or asked for."""
+    if isinstance(field, float):
+        return field in numbers_in(request) or any(has_fact(f"{field:g}", fact) for fact in facts)
+    return _shown(field, request) or any(has_fact(field, fact) for fact in facts)
