@@ -215,14 +215,14 @@ def turn_texts(tokenizer: Any, opening: Sequence[dict[str, Any]], reply: dict[st
     rendered = with_reply[len(before):]
     eos = tokenizer.eos_token
     cut = rendered.rfind(eos) + len(eos) if eos and eos in rendered else len(rendered)
-    reply_text, trailing = rendered[:cut], rendered[cut:]
+    written, trailing = rendered[:cut], rendered[cut:]
     if answer is None:
-        return reply_text, trailing
+        return written, trailing
     after = render(tokenizer, list(opening) + [reply, answer], True)
     if not after.startswith(with_reply):
         raise ValueError("the chat template does not render a tool answer by appending: "
                          "incremental encoding needs a prefix-preserving template")
-    return reply_text, trailing + after[len(with_reply):]
+    return written, trailing + after[len(with_reply):]
 
 
 def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, Any]], max_length: int,
@@ -239,8 +239,8 @@ def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, Any]], max_
     replies = [i for i, m in enumerate(messages) if i >= 2 and m["role"] == "assistant"]
     for number, index in enumerate(replies):
         answer = messages[index + 1] if index + 1 < len(messages) and messages[index + 1]["role"] != "assistant" else None
-        reply_text, after_text = turn_texts(tokenizer, opening, messages[index], answer)
-        reply = text_ids(tokenizer, reply_text)
+        written, after_text = turn_texts(tokenizer, opening, messages[index], answer)
+        reply = text_ids(tokenizer, written)
         after = text_ids(tokenizer, after_text)
         keep = learn is None or learn[number]
         ids += reply + after
@@ -289,6 +289,14 @@ def supervised_fine_tune(model: Any, tokenizer: Any, conversations: Sequence[Seq
             log(f"  sft step {step}: loss {float(loss.detach()):.3f}")
     model.eval()
     return curve
+
+
+def reply_text(tokenizer: Any, reply: Sequence[int]) -> str:
+    """A reply's text with its tool-call markers: only the end-of-turn and pad tokens are dropped
+    (``skip_special_tokens`` would drop ``<tool_call>`` too, where a tokenizer made it special, and
+    leave an act call that no parser finds)."""
+    drop = {tokenizer.convert_tokens_to_ids(tokenizer.eos_token), tokenizer.pad_token_id}
+    return tokenizer.decode([t for t in reply if t not in drop], skip_special_tokens=False)
 
 
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
@@ -482,7 +490,7 @@ class ChatBatch:
         actions = {}
         for row, reply in replies.items():
             self._ended[row] = bool(reply) and reply[-1] == self.eos_id
-            actions[row] = reply_action(self.tokenizer.decode(reply, skip_special_tokens=True))
+            actions[row] = reply_action(reply_text(self.tokenizer, reply))
             self.last_action[row] = actions[row]
         return actions
 
@@ -546,5 +554,5 @@ class LMAgent:
 
 
 __all__ = ["ChatBatch", "LMAgent", "ModelSize", "SIZES", "TokenRows", "act_message", "chat_template", "encode_conversation",
-           "load", "make_tiny_lm", "new_stats", "opening_messages", "prompt_ids", "reply_action", "scripted_conversations",
+           "load", "make_tiny_lm", "new_stats", "opening_messages", "prompt_ids", "reply_action", "reply_text", "scripted_conversations",
            "supervised_fine_tune", "turn_texts"]

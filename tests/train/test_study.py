@@ -267,3 +267,7 @@ def test_a_chat_is_encoded_for_training_as_it_is_played(lm_study):
         assert len(own) == len(actions) + 1 and not own[-1]  # the closing reply is never learned
         for action, mine in zip(actions, own):
             assert (json.dumps(action)[1:-1] in learned) or not mine
+        # A reply as the model would write it (its tokens, markers and end-of-turn included) plays its
+        # action: decoding that drops special tokens lost the <tool_call> markers, and every action.
+        written, _ = lm.turn_texts(tokenizer, chat[:2], chat[2], None)
+        assert lm.reply_action(lm.reply_text(tokenizer, lm.text_ids(tokenizer, written))) == actions[0]
