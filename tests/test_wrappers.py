@@ -101,6 +101,12 @@ def test_reveal_modes_text_and_info():
     ({"budget": 3, "reveal": "some"}, "reveal must be"), ({"budget": 3, "template": "{bogus}"}, "template"),
     ({"budget": 3, "template": "{max_turns}"}, "template"), ({"budget": 0.5, "unit": "calls"}, "turns only"),
     ({"budget": 3, "unit": "words"}, "unit"), ({"budget": 3, "template": "x" * 200}, "fit"),
+    # A field's attributes and items reach Python's internals (an address, a class): only the bare names.
+    ({"budget": 3, "template": "{remaining.__class__}"}, "template"),
+    ({"budget": 3, "template": "{remaining.__class__.__init__.__globals__}"}, "template"),
+    ({"budget": 3, "template": "{remaining[0]}"}, "template"), ({"budget": 3, "template": "{0}"}, "template"),
+    ({"budget": 3, "template": " \x00{remaining}"}, "control"), ({"budget": 3, "template": "\x1b[2J{cap}"}, "control"),
+    ({"budget": 3, "count_restored": "no"}, "count_restored"), ({"budget": 3, "count_restored": None}, "count_restored"),
 ])
 def test_invalid_arguments_raise_value_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -163,9 +169,11 @@ def test_budget_mix_cap_is_the_drawn_share_and_reproducible():
 
 @pytest.mark.parametrize("kwargs", [{"budgets": ()}, {"budgets": (0.5, 1.2)}, {"budgets": (0.5,), "weights": (1, 2)},
                                     {"budgets": (0.5, 1.0), "weights": (-1, 2)}, {"budgets": (0.5, 1.0), "weights": (0, 0)},
-                                    {"budgets": "1x"}])
+                                    {"budgets": "1x"}, {"budgets": (0.5, 1.0), "weights": "ab"},
+                                    {"budgets": (0.5, 1.0), "weights": (1, "x")}, {"budgets": (0.5, 1.0), "weights": 3},
+                                    {"budgets": (0.5, 1.0), "count_restored": 1}])
 def test_budget_mix_invalid_arguments(kwargs):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="weights must|budgets must|budget|count_restored"):
         BudgetMix(CounterEnv(), **kwargs)
 
 
@@ -227,6 +235,18 @@ def test_error_injection_kinds_p_and_tasks_without_states():
     assert abs(injected / 2000 - 0.5) < 5 * math.sqrt(0.25 / 2000)
     with pytest.raises(ValueError, match="p must be"):
         ErrorInjection(CounterEnv(), states=states, p=1.5)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"states": "abc"}, "states must be"), ({"states": [1]}, "states must be"), ({"states": 5}, "states must be"),
+    ({"states": [{"id": "x", "task_id": "toy-02", "kind": "k", "snapshot": 3}]}, "snapshot"),
+    ({"kinds": "overshoot"}, "kinds must be"), ({"kinds": 3}, "kinds must be"), ({"kinds": [None]}, "unknown failure kinds"),
+    ({"tasks": 3}, "tasks must be"),
+])
+def test_error_injection_nonsense_arguments_give_one_clear_error(kwargs, match):
+    arguments = {"states": _failure_states(), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        ErrorInjection(CounterEnv(), **arguments)
 
 
 def test_error_injection_split_and_tasks_narrow_the_failure_states():

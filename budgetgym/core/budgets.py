@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import string
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence, Sized, Union
 
@@ -212,7 +213,15 @@ def check_template(template: str) -> str:
     text must fit in :data:`REVEAL_ROOM` characters with the largest numbers."""
     if not isinstance(template, str):
         raise ValueError(f"template must be a str, got {type(template).__name__}")
+    control = next((c for c in template if c < " " and c not in "\n\t" or c == "\x7f"), None)
+    if control is not None:
+        raise ValueError(f"template holds a control character ({control!r}): it is shown to the agent as text")
     try:
+        # Only the bare names: a field's attribute or item ("{remaining.__class__}") reaches Python's internals.
+        fields = [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
+        bad = next((field for field in fields if field not in _TEMPLATE_FIELDS), None)
+        if bad is not None:
+            raise KeyError(bad)
         text = template.format(**{name: _LARGEST for name in _TEMPLATE_FIELDS})
     except (KeyError, IndexError, ValueError) as err:
         raise ValueError(f"template may only use {{cap}}, {{remaining}} and {{used}}: {err!r}") from None

@@ -25,6 +25,15 @@ def render_prefix(env: Any, limit: int | None = None) -> str:
     return text
 
 
+def _names(value: Any, what: str, of: str) -> tuple[Any, ...] | None:
+    """``value`` (None, or an iterable of names other than a string) as a tuple; one clear error otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise ValueError(f"{what} must be a list of {of}, got {value!r:.80}")
+    return tuple(value)
+
+
 class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
     """On reset, restore a curated failure state: a snapshot whose history holds a known mistake.
 
@@ -67,13 +76,20 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
     ) -> None:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
-        kinds = tuple(kinds) if kinds is not None else None
-        states = list(states) if states is not None else None
+        kinds = _names(kinds, "kinds", "failure kind names")
+        if states is not None:
+            if isinstance(states, (str, bytes, Mapping)) or not isinstance(states, Iterable):
+                raise ValueError(f"states must be a list of failure-state records (dicts), got {states!r:.80}")
+            states = list(states)
+            odd = next((state for state in states if not isinstance(state, Mapping)), None)
+            if odd is not None:
+                raise ValueError(f"states must be a list of failure-state records (dicts), one is {odd!r:.80}")
+            odd = next((state for state in states if not isinstance(state.get("snapshot"), Mapping)), None)
+            if odd is not None:
+                raise ValueError(f"failure state {odd.get('id', '?')!r:.80}: its snapshot must be a snapshot (a dict)")
         if split is not None and not isinstance(split, str):
             raise ValueError(f"split must be a split name, got {split!r}")
-        if isinstance(tasks, str):
-            raise ValueError(f"tasks must be a list of task ids, got the string {tasks!r}")
-        tasks = tuple(tasks) if tasks is not None else None
+        tasks = _names(tasks, "tasks", "task ids")
         gym.utils.RecordConstructorArgs.__init__(self, kinds=kinds, states=states, p=p, split=split, tasks=tasks)
         gym.Wrapper.__init__(self, env)
         records = list(states) if states is not None else list(text_env(env).failure_states())

@@ -105,6 +105,7 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         check_unit(unit)
         budget = as_budget(budget, unit)
         check_reveal(reveal)
+        _check_count_restored(count_restored)
         if template is not None:
             check_template(template)
         if tokenizer is not None and not callable(tokenizer):
@@ -252,6 +253,11 @@ def _wrapper_chain(env: gym.Env) -> list[gym.Env]:
     return chain
 
 
+def _check_count_restored(count_restored: Any) -> None:
+    if not isinstance(count_restored, bool):
+        raise ValueError(f"count_restored must be True or False, got {count_restored!r}")
+
+
 def _checked_budgets(budgets: Sequence[Any], unit: str, what: str) -> tuple[int | float | str, ...]:
     if isinstance(budgets, (str, bytes)) or not isinstance(budgets, Sequence) or not budgets:
         raise ValueError(f"{what} must be a non-empty sequence of budgets, got {budgets!r}")
@@ -287,13 +293,19 @@ class BudgetMix(TurnBudget):
     ) -> None:
         check_unit(unit)
         budgets = _checked_budgets(budgets, unit, "budgets")
+        _check_count_restored(count_restored)
         if weights is None:
             probabilities = np.full(len(budgets), 1.0 / len(budgets))
         else:
+            problem = f"weights must be {len(budgets)} non-negative numbers with a positive sum, got {weights!r}"
+            # Numbers only: numpy would read "ab" as a string to convert (and raise its own error).
+            if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence) or any(
+                    isinstance(w, bool) or not isinstance(w, numbers.Real) for w in weights):
+                raise ValueError(problem)
             probabilities = np.asarray(weights, dtype=float)
             if probabilities.shape != (len(budgets),) or not np.all(np.isfinite(probabilities)) \
                     or np.any(probabilities < 0) or probabilities.sum() <= 0:
-                raise ValueError(f"weights must be {len(budgets)} non-negative numbers with a positive sum, got {weights!r}")
+                raise ValueError(problem)
             probabilities = probabilities / probabilities.sum()
         gym.utils.RecordConstructorArgs.__init__(self, _disable_deepcopy=True, budgets=budgets, weights=weights, reveal=reveal,
                                                  count_restored=count_restored, template=template, unit=unit,
