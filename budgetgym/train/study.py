@@ -538,6 +538,11 @@ def _limitations(summary: dict[str, Any]) -> list[str]:
                   "about what a language model learns.",
                   "- No pretrained prior: the base is hand-set, not a model's; the reference findings are about LLMs "
                   "trained at scale, and a miniature can only show whether the same direction appears at this size."]
+    base_cells = summary["grids"].get("base/none") or []
+    if base_cells and all(c["pass"] == 0 for c in base_cells):
+        lines.append("- The base succeeded on no evaluation task at any K and T: under the sparse reward its GRPO groups "
+                     "all earn the same and carry no gradient, so the trained policies can differ from it only by "
+                     "what other rewards taught them.")
     if learned:
         lines.append("- Training success (first and last iteration): " + ", ".join(
             f"{regime} {a:.2f} -> {b:.2f}" for regime, (a, b) in learned.items())
