@@ -85,10 +85,52 @@ def test_the_game_set_meets_the_counts():
         assert json.loads(record.read_text())["KB"]["text_grammars_path"] == GRAMMARS_PATH, record.name
 
 
+def _legal_win(env, task_id: str, commands: list[str]) -> bool:
+    """Whether ``commands`` win game ``task_id`` played in the env, each one valid action of the
+    command tool that changes the world (no chain, nothing the game ignores)."""
+    env.reset(seed=0, options={"task_id": task_id})
+    for number, command in enumerate(commands, 1):
+        before = env.state_key()
+        _, _, terminated, truncated, info = env.step(command)
+        if not info["action_valid"] or env.state_key() == before:
+            return False
+        if terminated or truncated:
+            return bool(info["success"]) and number == len(commands)
+    return False
+
+
 def test_the_oracle_wins_every_shipped_game_within_its_budget(env):
+    # 1x is the shortest known solution: the oracle's length, which no legal walkthrough beats
+    # (every shipped walkthrough is legal: the oracle followed it on 12 games it beat by 1-5 turns).
+    legal = 0
     for task in env.tasks:
         result = rollout(env, "oracle", seed=0, options={"task_id": task.id})
         assert result.success and result.turns == task["oracle_turns"] <= task.max_turns, task.id
+        if _legal_win(env, task.id, task["walkthrough"]):
+            legal += 1
+            assert task["oracle_turns"] <= len(task["walkthrough"]), task.id
+    assert legal == len(env.tasks)
+
+
+def test_a_walkthrough_that_chains_or_stops_short_is_not_a_legal_win(env):
+    walkthrough = TASKS.get("nav-easy-000")["walkthrough"]
+    assert _legal_win(env, "nav-easy-000", walkthrough)
+    assert not _legal_win(env, "nav-easy-000", walkthrough[:-1])
+    assert not _legal_win(env, "nav-easy-000", [f"{walkthrough[0]}. {walkthrough[1]}", walkthrough[2]])
+    assert not _legal_win(env, "nav-easy-000", ["look", *walkthrough])
+
+
+def test_the_oracle_follows_the_walkthrough_only_where_it_is_shorter(env):
+    # nav-hard-006: TextWorld's policies solve its two quests one after another in 10 commands;
+    # its walkthrough shares their steps in 6. Off the walkthrough's states the policy plans.
+    task = TASKS.get("nav-hard-006")
+    env.reset(seed=0, options={"task_id": task.id})
+    assert env.oracle_action() == task["walkthrough"][0] and task["oracle_turns"] == len(task["walkthrough"]) == 6
+    detour = next(c for c in env.admissible_actions() if c.startswith("go ") and c not in task["walkthrough"])
+    env.step(detour)
+    assert rollout(env, "oracle", reset=False).success
+    # nav-hard-016: the policies (10) beat the walkthrough (11), so the oracle keeps to them.
+    assert TASKS.get("nav-hard-016")["oracle_turns"] == 10 < len(TASKS.get("nav-hard-016")["walkthrough"])
 
 
 # POSIX time zones 26 hours apart: the compiler, which dates the story by its local clock, sees two

@@ -106,7 +106,7 @@ class GameEngine:
         # each Jericho machine loads its own copy of the interpreter library.
         self._frotz = frotz if frotz is not None else new_machine(story_path)
         self._activate(fresh=True)
-        start = _start_of(story_path, game, self._frotz)
+        start = self._start = _start_of(story_path, game, self._frotz)
         self.intro, self._initial_score, self._initial_frotz = start.intro, start.score, start.frotz
         self._ram0, self._stack0 = start.ram0, start.stack0
         self._codec = _ProgressionCodec(game)
@@ -221,6 +221,53 @@ class GameEngine:
         return list(self._admissible)
 
     def policy_commands(self) -> list[str]:
+        """The oracle's plan from the current state ([] once won, or when TextWorld has none): the
+        rest of the game's walkthrough when the state is one the walkthrough passes through and the
+        walkthrough is the shorter solution (:meth:`_route`), else :meth:`quest_policy_commands`.
+
+        The walkthrough, because TextWorld's per-quest policies solve one quest after another and
+        miss the steps that quests can share (nav-hard-006: 10 commands, the walkthrough 6); the
+        policy, because it plans from any state (a detour, a failure state)."""
+        if self._policy is None:
+            step = self._route().get(frozenset(self.progression.state.facts)) if not self.won else None
+            if step is not None:
+                self._policy = list(self.game.metadata["walkthrough"][step:])
+            else:
+                self.quest_policy_commands()
+        return list(self._policy)
+
+    def _route(self) -> dict[frozenset, int]:
+        """The walkthrough's states (sets of facts) to the index of the command it plays next (the
+        last such index where a state recurs), worked out once per game in a process by playing it
+        from the start; empty when the walkthrough is not a win of legal single commands (the
+        command tool's rules) or is no shorter than the quest policies played from the start."""
+        start = self._start
+        if start.route is None:
+            from budgetgym.envs.navigation.tools.command import command_error
+
+            walkthrough = list(self.game.metadata.get("walkthrough") or [])
+            saved = self.get_state()
+            try:
+                self.reset()
+                policy_turns = 0
+                while not self.won and not self.lost and policy_turns <= 2 * len(walkthrough):
+                    plan = self.quest_policy_commands()
+                    if not plan or not self.step(plan[0]).acted:
+                        break
+                    policy_turns += 1
+                policy_won = self.won
+                self.reset()
+                route: dict[frozenset, int] = {}
+                for index, command in enumerate(walkthrough):
+                    route[frozenset(self.progression.state.facts)] = index
+                    if command_error(command) is not None or not self.step(command).acted or self.lost:
+                        break
+                start.route = route if self.won and (not policy_won or len(walkthrough) < policy_turns) else {}
+            finally:
+                self.set_state(saved)
+        return start.route
+
+    def quest_policy_commands(self) -> list[str]:
         """TextWorld's winning policy from the current state, one quest at a time ([] once won, or
         when TextWorld has none): the policy of the first unfinished quest, trimmed to its shortest
         suffix that is applicable now and completes the quest.
@@ -341,6 +388,7 @@ class _Start:
     stack0: np.ndarray
     progression: Any = None
     transitions: dict = field(default_factory=dict)
+    route: dict | None = None  # the walkthrough's states, once worked out (``GameEngine._route``)
 
 
 _STARTS: dict[str, _Start] = {}

@@ -9,7 +9,7 @@ Description:
     objective spells out every step), ``medium`` (6 rooms, two 4-action quests, adjectives in names),
     ``hard`` (10 rooms, two 5-action quests, 20 objects, and the objective names only each
     quest's final action, so the agent must explore), ``long`` (12 rooms, four 5-action quests,
-    24 objects: walkthroughs of 15+ commands, oracles of 18-22, full budgets 36-44) and ``xlong``
+    24 objects: walkthroughs of 15+ commands, oracles of 15-22, full budgets 30-44) and ``xlong``
     (16 rooms, five 8-action quests, 30 objects: oracles of 26-40, never longer than the game's
     walkthrough, full budgets 52-80). The set and its failure states are rebuilt by
     ``python -m budgetgym.envs.navigation.assets``.
@@ -52,8 +52,11 @@ Registered Configurations:
     installed; it is imported when the first game is loaded (``reset`` or ``check_backend``).
 
 Notes:
-    The oracle is TextWorld's winning policy from the current state (its quest trees follow every
-    action, so it walks back from a detour). Snapshots restore fast (the Z-machine's memory and
+    The oracle follows the game's walkthrough while the state is one the walkthrough passes through
+    and the walkthrough is the shorter solution (TextWorld's per-quest policies solve the quests one
+    after another and can miss the steps they share), else TextWorld's winning policy from the
+    current state (its quest trees follow every action, so it walks back from a detour); a task's
+    ``oracle_turns`` is the oracle's length from the start, never longer than the walkthrough. Snapshots restore fast (the Z-machine's memory and
     TextWorld's tracked state, see ``engine``); a transcript-only snapshot is replayed.
 """
 
