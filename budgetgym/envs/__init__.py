@@ -36,7 +36,7 @@ REGISTRY: tuple[EnvEntry, ...] = (
     EnvEntry("budgetgym/MiniWoB-v0", "budgetgym.envs.miniwob:MiniWoBEnv", "miniwob",
              "MiniWoB++ web tasks in a real Chromium as text (click(ref), type(ref, text)); task by keyword", adapter=True),
     EnvEntry("budgetgym/Navigation-v0", "budgetgym.envs.navigation:NavigationEnv", "navigation",
-             "TextWorld text adventures in four tiers (up to 12 rooms), played in its Jericho engine; fast state restore"),
+             "TextWorld text adventures in five tiers (up to 16 rooms), played in its Jericho engine; fast state restore"),
     EnvEntry("budgetgym/ALFWorld-v0", "budgetgym.envs.alfworld:ALFWorldEnv", "alfworld",
              "ALFWorld's household text games from the installed alfworld and its data (ALFWORLD_DATA)", adapter=True),
 )
