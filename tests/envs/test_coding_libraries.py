@@ -17,6 +17,7 @@ from budgetgym.envs.coding.libraries import fetch
 from budgetgym.envs.coding.libraries import build as libraries_build
 from budgetgym.envs.coding.libraries.build import DEFAULT_COUNTS, TIERS, build, build_library, built_path, \
     counts_for, merged, oracle_turns
+from budgetgym.envs.coding.libraries.screen import Screen
 from budgetgym.envs.coding.libraries.synth import Site, apply_sites, compatible, library_mutations, replay_fixes, \
     task_files, withhold
 
@@ -171,11 +172,40 @@ def test_oracle_turns_follow_the_sites_and_full_budgets_reach_fifty():
     assert max(t.data["max_turns"] for t in tasks) >= 50
 
 
-@pytest.mark.xfail(strict=True, reason="the shipped set is not yet built to the issue's bar (issue 22): "
-                                       "each library's suite runs 20-30 s on the shared machine")
+@pytest.mark.xfail(strict=True, reason="issue 22: 326 tasks in 5 libraries; tabulate and more-itertools "
+                                       "are still to build, toolz (built) and 33 bugs of semver and six are out "
+                                       "because grading's perturbed checks reject the pinned library's own fix")
 def test_the_shipped_set_meets_the_bar_of_600_tasks_in_8_libraries():
     tasks = list(library_tasks())
     assert len(tasks) >= 600 and len({t.data["library"] for t in tasks}) >= 8
+    per_tier = collections.Counter((t.data["tier"], t.split) for t in tasks)
+    assert all(per_tier[(tier, split)] for tier in TIERS for split in ("train", "test")), per_tier
+
+
+def test_no_test_bug_shares_a_site_with_a_training_bug():
+    tasks = list(library_tasks())
+    site = lambda s: (s["path"], s["line"], s["buggy"])  # noqa: E731
+    by_split = {split: {(t.data["library"], site(s)) for t in tasks if t.split == split for s in t.data["sites"]}
+                for split in ("train", "test")}
+    assert by_split["train"] and not by_split["train"] & by_split["test"]
+
+
+def test_the_screen_agrees_with_a_full_run_and_leaves_the_library_as_it_was():
+    files = dict(library_files(SMALL))
+    mutations = library_mutations("inflection/__init__.py", files["inflection/__init__.py"])
+    caught = next(m for m in mutations if m.function == "pluralize" and m.operator == "swap_boolean")
+    at_import = next(m for m in mutations if m.function == "_irregular" and m.operator == "swapped_arguments")
+    baseline = {n for n, s in run_suite(files)[0].items() if s == "PASSED"}
+    with Screen(files) as screen:
+        assert baseline <= {n for n, s in screen.statuses.items() if s == "PASSED"}
+        verdict = screen.check({caught.path: caught.source})
+        assert verdict["verdict"] == "caught" and verdict["failing"]
+        full = run_suite({**files, caught.path: caught.source})[0]
+        assert all(full[n] != "PASSED" for n in verdict["failing"])
+        # _irregular runs when the module is imported: only a fresh import can tell, so the screen does not judge it
+        assert screen.check({at_import.path: at_import.source})["verdict"] == "unknown"
+        assert screen.check({caught.path: files[caught.path]})["verdict"] == "missed"
+        assert (screen.root / caught.path).read_text() == files[caught.path]
 
 
 def test_a_built_library_is_read_from_the_cache_and_merged_by_library(tmp_path, monkeypatch):
