@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import select
 import socket
 import statistics
@@ -17,7 +18,7 @@ import gymnasium as gym
 from budgetgym.core.env import text_env
 import budgetgym
 from budgetgym.eval.cli import (EXIT_INTERRUPTED, MAX_PORT, Formatter, Parser, UsageError, check_env_id, float_in,
-                                int_in, out_folder, run_command, seed_argument)
+                                int_in, out_folder, run_command, seed_argument, text_argument)
 from budgetgym.eval.cli import add_commands as add_eval_commands
 from budgetgym.core.budgets import REVEAL_MODES, parse_budget
 
@@ -295,8 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="turn cap: turns (8), a share of the full budget (0.5) or a multiple of the shortest "
                            "solution (1.5x) (default: the full budget)")
     play.add_argument("--reveal", choices=REVEAL_MODES, default="remaining", help="what you are told of the cap")
-    play.add_argument("--task", default=None, help="a task id (default: drawn with --seed)")
-    play.add_argument("--split", default=None, help="draw the task from this split (default: any)")
+    play.add_argument("--task", type=text_argument, default=None, help="a task id (default: drawn with --seed)")
+    play.add_argument("--split", type=text_argument, default=None, help="draw the task from this split (default: any)")
     play.add_argument("--seed", type=seed_argument, default=None, help="the episode's seed (default: random)")
     play.add_argument("--inject-errors", action="store_true",
                       help="start from a curated failure state (the episode so far is shown)")
@@ -354,13 +355,26 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--rewards", default="sparse",
                        help="comma-separated: sparse, milestone, oracle-distance; the first trains full and mix, "
                             "each other one is compared with it (default: %(default)s)")
-    study.add_argument("--model", default=None, help="a Hugging Face causal LM directory to start from "
+    study.add_argument("--model", type=text_argument, default=None, help="a Hugging Face causal LM directory to start from "
                                                      "(default: a small model made here)")
-    study.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default: %(default)s)")
+    study.add_argument("--device", type=device_argument, default="cpu", help="torch device, e.g. cuda (default: %(default)s)")
     study.set_defaults(func=cmd_study)
 
     add_eval_commands(commands)
     return parser
+
+
+# torch's device types (its own parser's list), each with an optional index: checked here, where the
+# value is parsed, not by torch once training has begun (a RuntimeError out of the run).
+_DEVICE = re.compile(r"(?:cpu|cuda|ipu|xpu|mkldnn|opengl|opencl|ideep|hip|ve|fpga|maia|xla|lazy|vulkan|mps|meta|hpu"
+                     r"|mtia|privateuseone)(?::\d{1,4})?")
+
+
+def device_argument(text: str) -> str:
+    """An argparse type: a torch device ("cpu", "cuda", "cuda:1", "mps", ...)."""
+    if _DEVICE.fullmatch(text) is None:
+        raise argparse.ArgumentTypeError(f"expected a torch device such as cpu, cuda, cuda:1 or mps, got {text!r}")
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -56,6 +56,9 @@ PARSED = [
     ["serve", FC, "--port", "-1"],
     ["export", FC, "--out", "x.jsonl", "--seed", "-1"], ["export", FC, "--out", "x.jsonl", "--limit", "0"],
     ["play", TOY_ID, "--seed", "-1"], ["report", "nowhere", "--k", ","],
+    ["play", TOY_ID, "--task", ""], ["play", TOY_ID, "--task", "  "], ["play", TOY_ID, "--split", ""],
+    ["study", "--model", ""], ["study", "--device", "bogus"], ["study", "--device", "cuda:x"],
+    [*EVAL, "--max-tokens", str(10**30)],
     ["no-such-command"], [],
 ]
 

@@ -147,6 +147,16 @@ def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def text_argument(text: str) -> str:
+    """An argparse type: a name or path with something in it (not empty or only white space, no
+    control characters)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a name, got {text!r}")
+    if any(c < " " or c == "\x7f" for c in text):
+        raise argparse.ArgumentTypeError(f"expected a name without control characters, got {text!r}")
+    return text
+
+
 def float_in(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite number of at least ``low`` (above it when ``above``), at most ``high``."""
     def parse(text: str) -> float:
@@ -242,7 +252,8 @@ def _add_agent_options(parser: argparse.ArgumentParser, *agents: tuple[str, str]
                       "ignore it)")
     chat.add_argument("--temperature", type=float_in(0.0, 2.0), default=0.7, help="sampling temperature (pass@k "
                       "with k > 1 wants it above 0)")
-    chat.add_argument("--max-tokens", type=int_in(1), default=None, help="cap on each reply (default: the server's)")
+    # At most what a server's 32-bit field holds: a larger cap means nothing and some servers refuse it per request.
+    chat.add_argument("--max-tokens", type=int_in(1, 2**31 - 1), default=None, help="cap on each reply (default: the server's)")
     chat.add_argument("--timeout", type=float_in(0.0, above=True), default=DEFAULT_TIMEOUT,
                       help="seconds a request waits for the server's next bytes before it is retried")
     chat.add_argument("--max-retries", type=int_in(0, 100), default=DEFAULT_MAX_RETRIES,
