@@ -716,3 +716,21 @@ def test_merging_or_reversing_the_oracles_calls_never_beats_oracle_turns_on_any_
                     if terminated or truncated:
                         break
                 assert not (info["success"] and used < task["oracle_turns"]), (task.id, width, reverse, used)
+
+
+@pytest.mark.parametrize("respell", [lambda p: p.replace("/", "/./", 1) if p.count("/") > 1 else p + "/.",
+                                     lambda p: "/" + p, lambda p: p.rsplit("/", 1)[0] + "/../" + p.lstrip("/")])
+def test_a_respelled_path_from_the_turns_own_results_is_still_unseen(respell):
+    """``/docs/./a.md`` or ``//docs/a.md`` is the path ``find_files`` of the same turn returns: the
+    file system reads it so, and the batching rule does too."""
+    env = gym.make("budgetgym/FunctionCalling-v0")
+    env.reset(options={"task_id": "fc-filesystem-s0-0052"})
+    find = env.unwrapped.oracle_action()
+    observation = env.step(find)[0]
+    path = json.loads(observation.splitlines()[0])["matches"][0]
+    env.reset(options={"task_id": "fc-filesystem-s0-0052"})
+    calls = json.loads(find)
+    calls = (calls if isinstance(calls, list) else [calls]) + [
+        {"name": "move", "arguments": {"source": respell(path), "destination": "/"}}]
+    observation, _, _, _, info = env.step(json.dumps(calls))
+    assert not info["action_valid"] and "not seen" in observation

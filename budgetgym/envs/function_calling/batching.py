@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import posixpath
 import re
 from typing import Any, Iterator, Sequence
 
@@ -27,7 +28,9 @@ from budgetgym.core import ToolCall
 
 
 def leaves(value: Any) -> Iterator[str]:
-    """The non-empty strings inside a call's arguments, in order."""
+    """The non-empty strings inside a call's arguments, in order; an absolute path in the normal form
+    the file system reads it in (``/docs/./a.md`` and ``//docs/a.md`` are ``/docs/a.md``), or a
+    respelling would use a path that only the turn's own results show."""
     if isinstance(value, dict):
         for item in value.values():
             yield from leaves(item)
@@ -35,7 +38,7 @@ def leaves(value: Any) -> Iterator[str]:
         for item in value:
             yield from leaves(item)
     elif isinstance(value, str) and value.strip():
-        yield value
+        yield "/" + posixpath.normpath(value).lstrip("/") if value.startswith("/") else value
 
 
 @functools.lru_cache(maxsize=4096)
