@@ -25,9 +25,18 @@ RUN_WITH_TOY = (
 ).format(tests=str(TESTS_DIR))
 
 
+def _as_from_a_shell() -> None:
+    """In the child: SIGINT handled by default and not blocked, as a shell starts a program. A child
+    inherits both from the test process, where an earlier test's library may have left SIGINT
+    ignored or blocked: the Ctrl-C below would then never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _controlling_terminal() -> None:
     """In the child, after setsid: make the pty on stdin its controlling terminal, so that Ctrl-C
     typed there becomes SIGINT, as in a person's terminal."""
+    _as_from_a_shell()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
@@ -163,7 +172,8 @@ def test_ctrl_c_in_a_probe_keeps_what_finished(tmp_path):
             [sys.executable, "-c", RUN_WITH_TOY, "probe", "action-quality", "--env", "budgetgym-test/Counter-v0",
              "--agent-a", f"openai:{MODEL}", "--agent-b", "oracle", "--reference", "oracle", "--rollouts", "1",
              "--base-url", server.url, "--api-key", API_KEY, "--tool-mode", "native", "--executor", "serial",
-             "--out", str(tmp_path), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             "--out", str(tmp_path), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_as_from_a_shell)
         try:
             deadline = time.monotonic() + 120
             while len(server.requests) < 2 and process.poll() is None and time.monotonic() < deadline:
