@@ -8,7 +8,7 @@ what "an episode" means is written once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Callable, Sequence, Union
 
 import gymnasium as gym
 
@@ -98,13 +98,28 @@ def rollout(env: gym.Env, policy: Policy | str = "oracle", *, seed: int | None =
         observation, info = env.reset(seed=seed, options=options)
     else:
         observation, info = env.unwrapped.last_observation, {}
-    result = Rollout(observation, info)
-    while max_steps is None or len(result.steps) < max_steps:
-        action = act(observation, info, env)
-        if action is None:
-            break
-        observation, reward, terminated, truncated, info = env.step(action)
-        result.steps.append(Step(action, observation, float(reward), bool(terminated), bool(truncated), info))
-        if terminated or truncated:
-            break
-    return result
+    return rollout_batch([env], lambda last: {0: act(*last[0], env)}, [(observation, info)], max_steps=max_steps)[0]
+
+
+def rollout_batch(envs: Sequence[gym.Env], act: Callable[[dict[int, tuple[str, dict[str, Any]]]], dict[int, str | None]],
+                  starts: Sequence[tuple[str, dict[str, Any]]], *, max_steps: int | None = None) -> list[Rollout]:
+    """Play several envs in lockstep from ``starts`` (each env's ``(observation, info)``, just reset
+    or restored) with a batched policy: ``act`` gets the running rows' last ``(observation, info)`` by
+    row and returns an action for each (a model that answers a batch in one forward pass, such as
+    the K attempts of a GRPO group). A row leaves the batch when its episode ends, when its action is
+    None, or after ``max_steps`` steps. The one rollout loop of the package: :func:`rollout` is its
+    batch of one."""
+    played = [Rollout(observation, info) for observation, info in starts]
+    last = dict(enumerate(starts)) if max_steps is None or max_steps > 0 else {}
+    while last:
+        actions = act(last)
+        for row, action in actions.items():
+            if action is None:
+                del last[row]
+                continue
+            observation, reward, terminated, truncated, info = envs[row].step(action)
+            played[row].steps.append(Step(action, observation, float(reward), bool(terminated), bool(truncated), info))
+            last[row] = (observation, info)
+            if terminated or truncated or (max_steps is not None and len(played[row].steps) >= max_steps):
+                del last[row]
+    return played

@@ -145,22 +145,12 @@ def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path,
 def play_group(envs: list[Any], chat: Any, task_id: str, seeds: list[int]) -> list[Any]:
     """One attempt of ``task_id`` per env, played in lockstep by ``chat`` (a
     :class:`~budgetgym.train.lm.ChatBatch`: the K replies of a turn in one batch); the rollouts."""
-    from budgetgym.core.rollout import Rollout, Step
+    from budgetgym.core.rollout import rollout_batch
     from budgetgym.train.lm import opening_messages
 
     starts = [env.reset(seed=seed, options={"task_id": task_id}) for env, seed in zip(envs, seeds)]
     chat.start([opening_messages(env, o, i) for env, (o, i) in zip(envs, starts)], seeds)
-    played = [Rollout(o, i) for o, i in starts]
-    last = {row: start for row, start in enumerate(starts)}
-    while last:
-        actions = chat.act(last)
-        for row, action in actions.items():
-            observation, reward, terminated, truncated, info = envs[row].step(action)
-            played[row].steps.append(Step(action, observation, float(reward), bool(terminated), bool(truncated), info))
-            last[row] = (observation, info)
-            if terminated or truncated:
-                del last[row]
-    return played
+    return rollout_batch(envs, chat.act, starts)
 
 
 def _iteration(envs: list[Any], chat: Any, optimizer: Any, task_ids: list[str], config: LMTrainConfig,
