@@ -133,7 +133,8 @@ def load_tasks(family: str) -> TaskSet:
 
 @functools.lru_cache(maxsize=None)
 def load_failure_states(family: str) -> tuple[Mapping[str, Any], ...]:
-    """The shipped curated failure states of a family; empty when the family ships none."""
+    """The shipped curated failure states of a family (or of a task set with a folder of its own under
+    the family's, e.g. ``"coding/libraries"``); empty when it ships none."""
     path = ASSETS / family / "failure_states.jsonl"
     if not path.exists():
         return ()

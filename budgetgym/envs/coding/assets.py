@@ -2,6 +2,7 @@
 ``--tasks``, the tasks), or write another task set:
 
     python -m budgetgym.envs.coding.assets [--tasks]
+    python -m budgetgym.envs.coding.assets --libraries
     python -m budgetgym.envs.coding.assets --tasks --seed 1 --per-repo 20 [--library NAME ...] --out tasks.jsonl
 
 ``--tasks`` first regenerates ``budgetgym/assets/coding/tasks.jsonl`` (seed 0, 12 tasks per
@@ -9,7 +10,11 @@ library; see :mod:`budgetgym.envs.coding.generate`); with ``--out`` it writes th
 given seed, count and libraries there instead, and nothing shipped changes. (The library task set
 has its own builder: ``python -m budgetgym.envs.coding.libraries``.) The failure states come from the core's
 builder over the tasks as read back from disk, in two passes over differently rotated task lists
-so that most tasks get two mistakes of different kinds. Deterministic: the same files every run.
+so that most tasks get two mistakes of different kinds. ``--libraries`` rebuilds the library task
+set's own failure states instead (``budgetgym/assets/coding/libraries/failure_states.jsonl``: up to
+``LIBRARY_PER_KIND`` of each kind on each split, over the split's tasks in a seeded order, so that
+libraries, tiers and both test modes mix; the libraries are fetched on first use).
+Deterministic: the same files every run.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ SEED = 0
 PER_REPO = 12
 FIRST_PASS_PER_KIND = 16
 SECOND_PASS_PER_KIND = 6
+LIBRARY_PER_KIND = 20
 
 
 def failure_states(tasks: TaskSet) -> list[dict]:
@@ -49,15 +55,46 @@ def failure_states(tasks: TaskSet) -> list[dict]:
     return states
 
 
+def library_failure_states(tasks: TaskSet) -> list[dict]:
+    """The library task set's failure states: per split, up to ``LIBRARY_PER_KIND`` of each kind."""
+    import random
+
+    from budgetgym.envs.coding.env import CodingEnv
+
+    env = CodingEnv(tasks=tasks, task_set="libraries")
+    states: list[dict] = []
+    try:
+        for split in sorted({task.split for task in tasks}):
+            order = sorted((task for task in tasks if task.split == split), key=lambda task: task.id)
+            random.Random(f"coding/libraries/{SEED}/{split}").shuffle(order)
+            states += build_failure_states(env, order, LIBRARY_PER_KIND, seed=SEED, namespace="coding/libraries")
+    finally:
+        env.close()
+    return states
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", action="store_true", help="regenerate tasks.jsonl first")
+    parser.add_argument("--libraries", action="store_true",
+                        help="rebuild the library task set's failure states (and nothing else)")
     parser.add_argument("--seed", type=int, default=SEED, help="with --tasks --out: the generator's seed")
     parser.add_argument("--per-repo", type=int, default=PER_REPO, help="with --tasks --out: tasks per library")
     parser.add_argument("--library", action="append", choices=repo_names(), help="with --tasks --out: only these")
     parser.add_argument("--out", type=Path, default=None, help="with --tasks: write the tasks here, nothing else")
     args = parser.parse_args(argv)
     custom = (args.seed, args.per_repo, args.library) != (SEED, PER_REPO, None)
+    if args.libraries:
+        if args.tasks or args.out is not None or custom:
+            parser.error("--libraries rebuilds only the library set's failure states: give it alone")
+        from budgetgym.envs.coding.libraries import FOLDER as LIBRARIES, library_tasks
+
+        tasks = library_tasks()
+        states = library_failure_states(tasks)
+        write_jsonl(LIBRARIES / "failure_states.jsonl", states)
+        kinds = collections.Counter((tasks.get(s["task_id"]).split, s["kind"]) for s in states)
+        print(f"{len(states)} library failure states {dict(sorted(kinds.items()))}", file=sys.stderr)
+        return 0
     if args.out is None and custom:
         parser.error("--seed, --per-repo and --library make another task set: name its file with --out")
     if args.out is not None:

@@ -58,7 +58,9 @@ Registered Configurations:
     both, as separate ids). The oracle's plan and the full budget are the same in both modes.
     ``budgetgym/assets/coding/tasks.jsonl`` and ``failure_states.jsonl`` (curated mistakes of six
     kinds for ``ErrorInjection``, :mod:`budgetgym.envs.coding.mistakes`) are rebuilt by
-    ``python -m budgetgym.envs.coding.assets --tasks``.
+    ``python -m budgetgym.envs.coding.assets --tasks``; the library set has failure states of its
+    own (``budgetgym/assets/coding/libraries/failure_states.jsonl``, the same six kinds on both
+    splits), rebuilt by ``python -m budgetgym.envs.coding.assets --libraries``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ import shlex
 from typing import Any, Mapping, Sequence
 
 from budgetgym.core import Action, BackendUnavailable, Outcome, SnapshotError, Task, TaskSet, TextEnv, ToolError, load_tasks
+from budgetgym.core.tasks import load_failure_states
 from budgetgym.envs.coding import mistakes
 from budgetgym.envs.coding.mutate import segment
 from budgetgym.envs.coding.repos import is_test_path, repo_files
@@ -110,6 +113,8 @@ def task_files(task: Mapping[str, Any]) -> tuple[dict[str, bytes], dict[str, byt
 #: tests withheld from it (SWE-bench: the agent has the issue and writes its own checks).
 TESTS_MODES = ("visible", "withheld")
 WITHHELD_SUFFIX = "-withheld"
+LIBRARY_STATES = "coding/libraries"
+"""The library task set's folder under the assets, where its own failure states are kept."""
 _VISIBLE_ASK = "Please fix the library so that these tests pass again without changing the tests."
 _WITHHELD_ASK = "The failing tests are not in your checkout: reproduce the problem yourself, then fix the library."
 
@@ -187,6 +192,7 @@ class CodingEnv(TextEnv):
                 tasks = load_tasks(self.family)
         tasks = tasks_in_mode(tasks, tests)
         self.tests = tests
+        self.task_set = task_set
         super().__init__(split=split, task_ids=task_ids, tasks=tasks, reward_mode=reward_mode, render_mode=render_mode)
         self.tools = TOOLS
         self.backend = backend
@@ -395,3 +401,10 @@ class CodingEnv(TextEnv):
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
         return mistakes.propose(self.ws, self.task.data, kind, rng)
+
+    def failure_states(self) -> tuple[Mapping[str, Any], ...]:
+        """The curated failure states of the task set played: the quick tier's
+        (``budgetgym/assets/coding/failure_states.jsonl``) or the library set's
+        (``budgetgym/assets/coding/libraries/failure_states.jsonl``); both rebuilt by
+        ``python -m budgetgym.envs.coding.assets``."""
+        return load_failure_states(LIBRARY_STATES if self.task_set == "libraries" else self.family)
