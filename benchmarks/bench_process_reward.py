@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import time
+from typing import Callable
 from pathlib import Path
 
 import gymnasium as gym
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import budgetgym  # noqa: E402,F401
 from budgetgym.eval.agents.scripted import NoisyOracleAgent, OracleAgent  # noqa: E402
 from budgetgym.eval.episodes import play_episode  # noqa: E402
+from budgetgym.core.process_reward import forget_shared_potentials  # noqa: E402
 from timing import best, interleaved, target  # noqa: E402
 
 FAMILIES = {"fc": "budgetgym/FunctionCalling-v0", "web": "budgetgym/Web-v0", "nav": "budgetgym/Navigation-v0",
@@ -71,11 +73,21 @@ def replay_cpu(env: gym.Env, runs: list[tuple[dict, list[str]]]) -> tuple[float,
     return clock() - started, steps
 
 
+def counted(base, replay: Callable[[], tuple[float, int]]) -> tuple[float, int, int, int]:
+    """``replay()``'s CPU seconds and steps, and the cache hits and misses it made."""
+    hits, misses = base._distance.hits, base._distance.misses
+    seconds, steps = replay()
+    return seconds, steps, base._distance.hits - hits, base._distance.misses - misses
+
+
 def measure(env_id: str, kwargs: dict, runs: list[tuple[dict, list[str]]], rounds: int) -> dict:
     sparse = gym.make(env_id, **kwargs)
     counts: dict[str, float] = {}
     shadow_ms: list[float] = []
+    repeat_us: list[float] = []
     warm_us: list[float] = []
+    # The same episodes with other seeds: another episode of each task, as K attempts of a task are.
+    repeats = [({"seed": 20_000 + start["seed"], "options": start["options"]}, actions) for start, actions in runs]
 
     def sparse_round() -> float:
         cpu, steps = replay_cpu(sparse, runs)
@@ -89,14 +101,17 @@ def measure(env_id: str, kwargs: dict, runs: list[tuple[dict, list[str]]], round
         env.reset(seed=10_000, options={"task_id": base.tasks.ids[-1]})
         shadow_ms.append((time.perf_counter() - started) * 1e3)
         # Each run's task once with another seed: the env and its shadow hold the task's backend
-        # (Navigation's game engines) as the sparse env does after its first round, while the cache,
-        # kept per task and seed, is cleared again by each timed episode's start.
+        # (Navigation's game engines) as the sparse env does after its first round; then the
+        # potentials the process shares are forgotten, so each timed episode is its task's first.
         for start, _ in runs:
             env.reset(seed=10_000, options=start["options"])
-        hits, misses = base._distance.hits, base._distance.misses
-        cpu, steps = replay_cpu(env, runs)
-        counts.update(hits_per_step=(base._distance.hits - hits) / steps,
-                      misses_per_step=(base._distance.misses - misses) / steps, steps=steps)
+        forget_shared_potentials()
+        cpu, steps, hits, misses = counted(base, lambda: replay_cpu(env, runs))
+        counts.update(hits_per_step=hits / steps, misses_per_step=misses / steps, hit_rate=hits / (hits + misses),
+                      steps=steps)
+        again, _, hits, misses = counted(base, lambda: replay_cpu(env, repeats))
+        counts.update(repeat_hit_rate=hits / (hits + misses))
+        repeat_us.append(again / steps * 1e6)
         warm = 0.0
         for run in runs:  # each episode again at once: its scope's cache still holds every state
             replay_cpu(env, [run])
@@ -111,8 +126,11 @@ def measure(env_id: str, kwargs: dict, runs: list[tuple[dict, list[str]]], round
             "oracle_distance_us_per_step": round(values["oracle_distance"], 1),
             "ratio": round(values["oracle_distance"] / values["sparse"], 2),
             "hits_per_step": round(counts["hits_per_step"], 3), "misses_per_step": round(counts["misses_per_step"], 3),
-            "steps": int(counts["steps"]), "first_reset_ms": round(min(shadow_ms), 1),
-            "warm_us_per_step": round(min(warm_us), 1)}
+            "hit_rate": round(counts["hit_rate"], 3), "steps": int(counts["steps"]),
+            "repeat_us_per_step": round(min(repeat_us), 1),
+            "repeat_ratio": round(min(repeat_us) / values["sparse"], 2),
+            "repeat_hit_rate": round(counts["repeat_hit_rate"], 3),
+            "first_reset_ms": round(min(shadow_ms), 1), "warm_us_per_step": round(min(warm_us), 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             results[family][name] = measure(env_id, kwargs, runs, args.rounds)
         on_path, noisy = results[family]["oracle"], results[family]["noisy"]
         targets[f"{family}.oracle_path_ratio"] = target(2.0, on_path["ratio"])
+        targets[f"{family}.oracle_path_repeat_ratio"] = target(2.0, on_path["repeat_ratio"])
+        targets[f"{family}.noisy_ratio"] = target(3.0, noisy["ratio"])
         targets[f"{family}.warm_ratio"] = target(2.0, round(noisy["warm_us_per_step"] / noisy["sparse_us_per_step"], 2))
         # An off-path step costs at most one rollout: the rollout's path is cached with it.
         targets[f"{family}.noisy_misses_per_step"] = target(1.0, noisy["misses_per_step"])

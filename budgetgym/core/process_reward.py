@@ -66,7 +66,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Hashable
 
 from budgetgym.core.rollout import rollout
 
@@ -77,8 +78,47 @@ ORACLE_DISTANCE = "oracle_distance"
 REWARD_MODES = ("sparse", "progress", ORACLE_DISTANCE)
 """Every ``reward_mode`` a ``TextEnv`` takes (see its docstring and this module's)."""
 
-#: The cache is cleared at a reset once it holds this many states (never within an episode).
+#: An env's own cache is cleared at a reset once it holds this many states (never within an episode).
 MAX_CACHED_STATES = 65_536
+#: The potentials shared by the envs of a process (families that declare ``oracle_distance_shared``)
+#: hold at most this many states in all; past it the least recently started tasks are dropped.
+MAX_SHARED_STATES = 65_536
+
+
+class Potentials:
+    """The cached turns of one scope's states (by :func:`state_digest`) and the turns from its task's
+    start (``unit``, None until measured)."""
+
+    __slots__ = ("turns", "unit")
+
+    def __init__(self, turns: dict[str, int] | None = None, unit: int | None = None) -> None:
+        self.turns: dict[str, int] = turns if turns is not None else {}
+        self.unit = unit
+
+
+_SHARED: "OrderedDict[Hashable, Potentials]" = OrderedDict()
+"""The shared scopes of this process, least recently started first (see :func:`shared_potentials`)."""
+
+
+def shared_potentials(scope: Hashable) -> Potentials:
+    """The process's potentials of ``scope`` (made empty when new), moved to the recent end; the
+    least recent scopes are dropped while the shared states number more than ``MAX_SHARED_STATES``."""
+    potentials = _SHARED.get(scope)
+    if potentials is None:
+        potentials = _SHARED[scope] = Potentials()
+    _SHARED.move_to_end(scope)
+    total = sum(len(p.turns) for p in _SHARED.values())
+    while total > MAX_SHARED_STATES and len(_SHARED) > 1:
+        _, dropped = _SHARED.popitem(last=False)
+        total -= len(dropped.turns)
+    if total > MAX_SHARED_STATES:
+        potentials.turns.clear()
+    return potentials
+
+
+def forget_shared_potentials() -> None:
+    """Empty the process's shared potentials (a benchmark's cold start; the values come back the same)."""
+    _SHARED.clear()
 
 
 def state_digest(env: "TextEnv") -> str:
@@ -113,9 +153,8 @@ class OracleDistance:
     after each step. ``hits`` and ``misses`` count cache lookups (an oracle rollout per miss)."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, int] = {}
-        self._scope: tuple[str, int] | None = None
-        self._unit: int | None = None  # the oracle's turns from the task's start, for the scope
+        self._potentials = Potentials()
+        self._scope: Hashable | None = None
         self._shadow: TextEnv | None = None
         #: Phi of the env's current state (None before the first episode starts).
         self.potential: float | None = None
@@ -124,18 +163,35 @@ class OracleDistance:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "OracleDistance":
         # A copied env pays the same rewards from here on; its shadow is rebuilt when first needed.
-        twin = OracleDistance()
-        twin.__setstate__(self.__getstate__())
-        twin._cache = dict(self._cache)
-        return twin
+        return self._twin()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"_cache": self._cache, "_scope": self._scope, "_unit": self._unit, "potential": self.potential}
+        return {"_cache": self._potentials.turns, "_scope": self._scope, "_unit": self._potentials.unit,
+                "potential": self.potential}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__()  # type: ignore[misc]
-        self._cache, self._scope, self._unit = state["_cache"], state["_scope"], state["_unit"]
+        self._adopt(state["_scope"], Potentials(dict(state["_cache"]), state["_unit"]))
         self.potential = state["potential"]
+
+    def _twin(self) -> "OracleDistance":
+        twin = OracleDistance()
+        twin._adopt(self._scope, Potentials(dict(self._potentials.turns), self._potentials.unit))
+        twin.potential = self.potential
+        return twin
+
+    def _adopt(self, scope: Hashable | None, potentials: Potentials) -> None:
+        """Take ``scope`` with ``potentials`` (a copy's or an unpickled env's): a shared scope merges
+        them into the process's (the first value a state got stays; the values are the same)."""
+        self._scope = scope
+        if _is_shared(scope):
+            shared = shared_potentials(scope)
+            for key, turns in potentials.turns.items():
+                shared.turns.setdefault(key, turns)
+            if shared.unit is None:
+                shared.unit = potentials.unit
+            potentials = shared
+        self._potentials = potentials
 
     def close(self) -> None:
         """Close the shadow env (its backend: a sandbox, an engine); a later miss makes a new one."""
@@ -145,10 +201,15 @@ class OracleDistance:
 
     def start(self, env: "TextEnv") -> None:
         """An episode began (or was restored) in ``env``: take its state's potential."""
-        scope = (env.task.id, env._episode_seed)  # type: ignore[union-attr]
-        if scope != self._scope or len(self._cache) > MAX_CACHED_STATES:
-            self._cache.clear()
-            self._scope, self._unit = scope, None
+        task = env.task
+        if getattr(type(env), "oracle_distance_shared", False):
+            scope: Hashable = ("shared", type(env).__module__, type(env).__qualname__, task.id,  # type: ignore[union-attr]
+                               task.fingerprint)  # type: ignore[union-attr]
+            self._scope, self._potentials = scope, shared_potentials(scope)
+        else:
+            scope = (task.id, env._episode_seed)  # type: ignore[union-attr]
+            if scope != self._scope or len(self._potentials.turns) > MAX_CACHED_STATES:
+                self._scope, self._potentials = scope, Potentials()
         self.potential = self.phi(env)
 
     def reward(self, env: "TextEnv", changed: bool = True) -> float:
@@ -164,14 +225,15 @@ class OracleDistance:
 
     def phi(self, env: "TextEnv") -> float:
         """``-turns(s) / turns(start)`` for ``env``'s current state (start: the task's first state)."""
-        if self._unit is None:
+        potentials = self._potentials
+        if potentials.unit is None:
             if env.turn == 0:
-                self._unit = max(1, self.turns(env))
+                potentials.unit = max(1, self.turns(env))
             else:  # a restored episode: its task's start is measured on the shadow
                 shadow = self._shadow_of(env)
                 shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
-                self._unit = max(1, self._measure(shadow, env.task.max_turns))  # type: ignore[union-attr]
-        return -self.turns(env) / self._unit
+                potentials.unit = max(1, self._measure(shadow, env.task.max_turns))  # type: ignore[union-attr]
+        return -self.turns(env) / potentials.unit
 
     def turns(self, env: "TextEnv") -> int:
         """The oracle's turns to solve the task from ``env``'s current state (``max_turns``: never)."""
@@ -181,14 +243,16 @@ class OracleDistance:
         if env._failed:
             return floor
         key = state_digest(env)
-        cached = self._cache.get(key)
+        cache = self._potentials.turns
+        cached = cache.get(key)
         if cached is not None:
             self.hits += 1
             return cached
         self.misses += 1
         shadow = self._shadow_of(env)
         shadow.reset(options={"snapshot": env.snapshot()})
-        return self._cache.setdefault(key, self._measure(shadow, floor))
+        turns = self._measure(shadow, floor)
+        return cache.setdefault(key, turns)
 
     def _shadow_of(self, env: "TextEnv") -> "TextEnv":
         """The env the oracle is played on: a copy of ``env`` made once, moved by restores."""
@@ -210,7 +274,12 @@ class OracleDistance:
 
         played = rollout(shadow, oracle, reset=False, max_steps=floor)
         solved = played.success
+        cache = self._potentials.turns
         for index, digest in enumerate(path):
             # The first value a state got stays: a potential is a function of the state.
-            self._cache.setdefault(digest, played.turns - index if solved else floor)
-        return self._cache[path[0]] if path else floor
+            cache.setdefault(digest, played.turns - index if solved else floor)
+        return cache[path[0]] if path else floor
+
+
+def _is_shared(scope: Hashable | None) -> bool:
+    return isinstance(scope, tuple) and bool(scope) and scope[0] == "shared"

@@ -89,6 +89,10 @@ class NavigationEnv(TextEnv):
 
     family = "navigation"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    # The episode seed reaches nothing (one fixed Z-machine seed) and no constructor argument changes
+    # a game's play: the oracle's turns from a state are shared by every env of the process, across
+    # seeds, so a task's later episodes find its oracle path measured.
+    oracle_distance_shared: ClassVar[bool] = True
     max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     instructions: ClassVar[str] = (
         "You are playing a text adventure game. Send one game command a turn, such as 'go north', "
