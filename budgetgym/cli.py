@@ -17,8 +17,9 @@ import gymnasium as gym
 
 from budgetgym.core.env import text_env
 import budgetgym
-from budgetgym.eval.cli import (EXIT_INTERRUPTED, MAX_PORT, Formatter, Parser, UsageError, check_env_id, float_in,
-                                int_in, out_folder, run_command, seed_argument, text_argument)
+from budgetgym.eval.cli import (EXIT_INTERRUPTED, MAX_PORT, Formatter, Parser, UsageError, add_env_arg_option,
+                                check_env_id, env_kwargs_of, float_in, int_in, make_env, out_folder, run_command,
+                                seed_argument, text_argument)
 from budgetgym.eval.cli import add_commands as add_eval_commands
 from budgetgym.core.budgets import REVEAL_MODES, parse_budget
 
@@ -48,13 +49,23 @@ def _spread(values: list[int | None]) -> dict[str, Any] | None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    env_kwargs = env_kwargs_of(args)
+    if env_kwargs and not args.env:
+        raise UsageError("--env-arg needs --env: the keyword arguments of one env mean nothing to the others")
+    wanted = {check_env_id(env_id) for env_id in args.env or ()}
     rows = []
     for entry in budgetgym.REGISTRY:
+        if wanted and entry.id not in wanted:
+            continue
         row: dict[str, Any] = {"id": entry.id, "family": entry.family, "adapter": entry.adapter,
                                "description": entry.description}
+        if env_kwargs:
+            row["env_kwargs"] = env_kwargs
         try:
-            env = gym.make(entry.id)
-        except Exception as err:  # an adapter whose extra is missing says how to install it
+            env = make_env(entry.id, env_kwargs)
+        except Exception as err:
+            if env_kwargs and isinstance(err, ValueError):  # a keyword or value this env refuses
+                raise  # an adapter whose extra is missing says how to install it
             row["unavailable"] = str(err)
         else:
             tasks = text_env(env).tasks
@@ -71,7 +82,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     for row in rows:
-        print(f"{row['id']}  ({row['family']}{', adapter' if row['adapter'] else ''})")
+        given = "".join(f" {key}={value!r}" for key, value in row.get("env_kwargs", {}).items())
+        print(f"{row['id']}{given}  ({row['family']}{', adapter' if row['adapter'] else ''})")
         print(f"    {row['description']}")
         if "unavailable" in row:
             print(f"    unavailable: {row['unavailable']}")
@@ -100,9 +112,16 @@ def cmd_play(args: argparse.Namespace) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=errors)
     env_id = check_env_id(args.env_id)
-    env = budgetgym.make(env_id, budget=args.budget, reveal=args.reveal,
-                         inject_errors=True if args.inject_errors else None,
-                         **({"split": args.split} if args.split else {}))
+    env_kwargs = env_kwargs_of(args, budget="--budget", reveal="--reveal", inject_errors="--inject-errors",
+                               **({"split": "--split"} if args.split else {}))
+    try:
+        env = budgetgym.make(env_id, budget=args.budget, reveal=args.reveal,
+                             inject_errors=True if args.inject_errors else None,
+                             **({"split": args.split} if args.split else {}), **env_kwargs)
+    except TypeError as err:  # a keyword the env does not take
+        if not env_kwargs:
+            raise
+        raise UsageError(f"--env-arg: {env_id} does not take {', '.join(sorted(env_kwargs))} ({err})") from None
     try:
         return _play(env, args)
     except KeyboardInterrupt:
@@ -253,13 +272,16 @@ def cmd_study(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         if args.target == "web":
+            if args.env_arg:
+                raise UsageError("--env-arg: serve web takes none (it serves the shop's own catalogue)")
             from budgetgym.envs.web.server import serve
 
             return serve(args.host, args.port, max_sessions=args.max_sessions, idle_seconds=args.idle_seconds,
                          split=args.split)
         from budgetgym.serve.server import serve_command
 
-        return serve_command(check_env_id(args.target), args)
+        env_kwargs = env_kwargs_of(args, **({"split": "--split"} if args.split else {}))
+        return serve_command(check_env_id(args.target), args, env_kwargs)
     except socket.gaierror as err:  # before OSError: it is one
         raise UsageError(f"--host {args.host}: not an address of this machine ({err.strerror})") from None
     except OSError as err:  # the port is taken, or not ours to take
@@ -286,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   description="The registered environments, their tasks and full budgets.",
                                   formatter_class=Formatter)
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
+    listing.add_argument("--env", action="append", default=None, metavar="ID",
+                         help="only this env id (repeatable; default: every id)")
+    add_env_arg_option(listing)
     listing.set_defaults(func=cmd_list)
 
     play = commands.add_parser("play", help="play an environment in the terminal",
@@ -301,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=seed_argument, default=None, help="the episode's seed (default: random)")
     play.add_argument("--inject-errors", action="store_true",
                       help="start from a curated failure state (the episode so far is shown)")
+    add_env_arg_option(play)
     play.set_defaults(func=cmd_play)
 
     serve = commands.add_parser("serve", help="serve an env id over OpenEnv's protocol (web: the shop as HTML)",
@@ -312,8 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "$BUDGETGYM_SERVE_TOKEN; none: loopback only)")
     serve.add_argument("--max-message-bytes", type=int_in(1024, 2**31 - 1), default=8 * 2**20,
                        help="largest message (default 8 MiB)")
-    serve.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
-                       help="an env keyword argument, VALUE as JSON or else text (e.g. backend=docker); repeatable")
+    add_env_arg_option(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int_in(0, MAX_PORT), default=8000,
                        help="port to listen on (default 8000; 0: a free port, printed at start)")

@@ -210,6 +210,60 @@ seed_argument = int_in(0, MAX_SEED)
 count_argument = int_in(1, MAX_K)
 
 
+def env_argument(text: str) -> tuple[str, Any]:
+    """An argparse type: ``KEY=VALUE``, an env keyword argument, VALUE read as JSON where it is JSON
+    (``tier=3``, ``options={"a": 1}``, ``flag=true``) and else as text (``task_set=libraries``)."""
+    key, equals, value = text.partition("=")
+    if not equals or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY a Python name, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def add_env_arg_option(parser: argparse.ArgumentParser) -> None:
+    """``--env-arg KEY=VALUE``, repeatable: the keyword arguments every env of the command is made with."""
+    parser.add_argument("--env-arg", type=env_argument, action="append", default=[], metavar="KEY=VALUE",
+                        help="an env keyword argument, VALUE as JSON or else text (e.g. task_set=libraries, "
+                             "backend=docker); repeatable")
+
+
+def env_kwargs_of(args: argparse.Namespace, **taken: str | None) -> dict[str, Any]:
+    """The ``--env-arg`` pairs as keyword arguments: a key given twice, or one the command sets itself
+    (``taken`` maps such a key to the option that sets it, None where no option does), is refused."""
+    kwargs: dict[str, Any] = {}
+    for key, value in args.env_arg:
+        if key in kwargs:
+            raise UsageError(f"--env-arg {key} is given twice: give each keyword once")
+        if key in taken:
+            option = taken[key]
+            raise UsageError(f"--env-arg {key}: " + (f"set it with {option}" if option else
+                                                      "this command sets it itself"))
+        kwargs[key] = value
+    return kwargs
+
+
+def make_env(env_id: str, kwargs: dict[str, Any]) -> Any:
+    """``gym.make(env_id, **kwargs)``, where a keyword the env does not take (``--env-arg``) is a
+    UsageError naming the env, not a traceback."""
+    import gymnasium as gym
+
+    try:
+        return gym.make(env_id, **kwargs)
+    except TypeError as err:
+        raise UsageError(f"--env-arg: {env_id} does not take {', '.join(sorted(kwargs))} "
+                         f"({str(err).split(' was raised from')[0]})") from None
+
+
+def check_env_kwargs(env_ids: list[str], kwargs: dict[str, Any]) -> None:
+    """Make each env with the ``--env-arg`` keywords once before any work, so a keyword or value an
+    env refuses is one line before anything runs, not an error an hour into a sweep."""
+    if kwargs:
+        for env_id in env_ids:
+            make_env(env_id, kwargs).close()
+
+
 def _tasks(text: str | None) -> Any:
     """A split name or a task id, a count (the first n tasks of the default), or comma-separated task ids."""
     if text is None:
@@ -378,7 +432,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from budgetgym.eval.report import print_summary, summarize, write_report
     from budgetgym.eval.sweep import run_sweep
 
-    env_ids = _env_ids(args.env) or _runnable(default_env_ids())
+    env_kwargs = env_kwargs_of(args)
+    env_ids = _env_ids(args.env)
+    if env_ids:
+        check_env_kwargs(env_ids, env_kwargs)
+    else:
+        env_ids = _runnable(default_env_ids(), env_kwargs)
     if not env_ids:
         raise UsageError("no environment registered; name one with --env")
     ks = args.k or list(DEFAULT_KS)  # report and compare infer their grid; eval runs the default one
@@ -395,7 +454,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for env_id in env_ids:
             result = run_sweep(env_id, agent, tasks=_tasks(args.tasks), k=ks, budgets=budgets,
                                reveal=args.reveal, seed=args.seed, executor=executor, out=episodes_path, n=args.n,
-                               shortcut=not args.no_shortcut, progress=not args.no_progress, unit=args.unit)
+                               shortcut=not args.no_shortcut, progress=not args.no_progress, unit=args.unit,
+                               env_kwargs=env_kwargs)
             ran += result.ran
             splits.update(result.splits)
             if result.duplicates_dropped:
@@ -475,13 +535,15 @@ def cmd_probe_recovery(args: argparse.Namespace) -> int:
     from budgetgym.eval.probes import run_recovery_probe
     from budgetgym.eval.report import print_recovery
 
-    env_id = check_env_id(args.env) if args.env else _first_env_with_failure_states()
+    env_kwargs = env_kwargs_of(args)
+    env_id = check_env_id(args.env) if args.env else _first_env_with_failure_states(env_kwargs)
+    check_env_kwargs([env_id], env_kwargs)
     out = out_folder(args.out)
     agent = _agent(args, args.agent)
     executor = _executor(args, args.agent)
     _needs(args, args.agent, plots=False)
     result = run_recovery_probe(env_id, agent, kinds=args.kinds, split=args.split, tasks=args.tasks,
-                                attempts=args.attempts, seed=args.seed,
+                                attempts=args.attempts, seed=args.seed, env_kwargs=env_kwargs,
                                 executor=executor, progress=not args.no_progress,
                                 out=out / "recovery_episodes.jsonl")
     path = _write_json(result, out, "recovery.json")
@@ -497,7 +559,9 @@ def cmd_probe_action_quality(args: argparse.Namespace) -> int:
     from budgetgym.eval.probes import run_action_quality_probe
     from budgetgym.eval.report import print_action_quality
 
+    env_kwargs = env_kwargs_of(args)
     env_id = check_env_id(args.env) if args.env else default_env_ids()[0]
+    check_env_kwargs([env_id], env_kwargs)
     out = out_folder(args.out)
     specs = (args.agent_a, args.agent_b, args.reference)
     agents = [_agent(args, spec) for spec in specs]
@@ -505,7 +569,7 @@ def cmd_probe_action_quality(args: argparse.Namespace) -> int:
     _needs(args, *specs, plots=False)
     result = run_action_quality_probe(env_id, *agents, tasks=_tasks(args.tasks), rollouts=args.rollouts,
                                       seed=args.seed, executor=executor, progress=not args.no_progress,
-                                      out=out / "action_quality_states.jsonl")
+                                      env_kwargs=env_kwargs, out=out / "action_quality_states.jsonl")
     path = _write_json(result, out, "action_quality.json")
     if not args.quiet:
         print_action_quality(result)
@@ -519,7 +583,11 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
     import budgetgym
     from budgetgym.eval.probes import format_exploit_table, run_exploit_probe
 
+    env_kwargs = env_kwargs_of(args, reward_mode="--reward-mode")
     env_ids = _env_ids(args.env) or [entry.id for entry in budgetgym.REGISTRY]
+    if env_kwargs and not args.env:
+        raise UsageError("--env-arg needs --env: the keyword arguments of one env mean nothing to the others")
+    check_env_kwargs(env_ids, env_kwargs)
     out = out_folder(args.out)
     _needs(args, plots=False)
     results, unavailable = [], []
@@ -528,7 +596,7 @@ def cmd_probe_exploits(args: argparse.Namespace) -> int:
             results.append(run_exploit_probe(env_id, tasks=_tasks(args.tasks), sample=args.sample,
                                              attempts=args.attempts, seed=args.seed, threshold=args.threshold,
                                              executor=_executor(args), progress=not args.no_progress,
-                                             reward_mode=args.reward_mode))
+                                             reward_mode=args.reward_mode, env_kwargs=env_kwargs))
         except (ImportError, FileNotFoundError, BackendUnavailable) as err:  # an extra, data or backend missing
             unavailable.append({"env": env_id, "unavailable": str(err)})
         except ValueError as err:  # an env that cannot give the reward mode says why
@@ -554,14 +622,16 @@ def cmd_probe_budget_awareness(args: argparse.Namespace) -> int:
     (success, turns used, answers given before the work is done, calls spent), per agent and env."""
     from budgetgym.eval.probes import format_awareness_table, run_budget_awareness_probe
 
+    env_kwargs = env_kwargs_of(args)
     env_ids = _env_ids(args.env) or default_env_ids()
+    check_env_kwargs(env_ids, env_kwargs)
     out = out_folder(args.out)
     _needs(args, *args.agents, plots=False)
     agents = [_agent(args, spec) for spec in args.agents]
     result = run_budget_awareness_probe(env_ids, agents, tasks=_tasks(args.tasks), budgets=args.budgets or ["1x", "1.5x"],
                                         unit=args.unit, announced=args.announced, attempts=args.attempts,
                                         seed=args.seed, executor=_executor(args, *args.agents), out=out,
-                                        progress=not args.no_progress)
+                                        progress=not args.no_progress, env_kwargs=env_kwargs)
     path = _write_json(result, out, "budget_awareness.json")
     if not args.quiet:
         print(format_awareness_table(result))
@@ -569,18 +639,16 @@ def cmd_probe_budget_awareness(args: argparse.Namespace) -> int:
     return 0
 
 
-def _runnable(env_ids: list[str]) -> list[str]:
+def _runnable(env_ids: list[str], env_kwargs: dict[str, Any]) -> list[str]:
     """The default envs whose backend runs here. Each one that cannot (its extra missing, its
     sandbox, engine or browser broken) is named in one line with the fix, and left out: the default
     sweep is what this machine can run (an env named with --env is refused instead)."""
-    import gymnasium as gym
-
     from budgetgym.core.env import check_backend
 
     runnable = []
     for env_id in env_ids:
         try:
-            env = gym.make(env_id)
+            env = make_env(env_id, env_kwargs)
             try:
                 check_backend(env)
             finally:
@@ -594,11 +662,9 @@ def _runnable(env_ids: list[str]) -> list[str]:
     return runnable
 
 
-def _first_env_with_failure_states() -> str:
-    import gymnasium as gym
-
+def _first_env_with_failure_states(env_kwargs: dict[str, Any]) -> str:
     for env_id in default_env_ids():
-        env = gym.make(env_id)
+        env = make_env(env_id, env_kwargs)
         try:
             if text_env(env).failure_states():
                 return env_id
@@ -646,6 +712,7 @@ def add_commands(subparsers: Any) -> None:
     evaluate.add_argument("--unit", choices=UNITS, default="turns",
                           help="what the budgets count: turns, tool calls, or tokens of the agent's outputs")
     evaluate.add_argument("--out", default="runs/eval", help="folder for episodes.jsonl and the report")
+    add_env_arg_option(evaluate)
     _add_run_options(evaluate)
     evaluate.set_defaults(func=cmd_eval)
 
@@ -666,6 +733,7 @@ def add_commands(subparsers: Any) -> None:
     recovery.add_argument("--attempts", type=count_argument, default=8, help="episodes per state and arm")
     recovery.add_argument("--out", default="runs/probe", help="folder for recovery.json and its episodes (resumable)")
     recovery.add_argument("--quiet", action="store_true", help="no tables on the terminal")
+    add_env_arg_option(recovery)
     _add_run_options(recovery)
     recovery.set_defaults(func=cmd_probe_recovery)
 
@@ -678,6 +746,7 @@ def add_commands(subparsers: Any) -> None:
     quality.add_argument("--out", default="runs/probe", help="folder for action_quality.json and its states "
                          "(resumable)")
     quality.add_argument("--quiet", action="store_true", help="no tables on the terminal")
+    add_env_arg_option(quality)
     _add_run_options(quality)
     quality.set_defaults(func=cmd_probe_action_quality)
 
@@ -693,6 +762,7 @@ def add_commands(subparsers: Any) -> None:
                           help="the envs' reward_mode; a process reward also runs the exploits that farm one")
     exploits.add_argument("--out", default="runs/probe", help="folder for exploits.json")
     exploits.add_argument("--quiet", action="store_true", help="no tables on the terminal")
+    add_env_arg_option(exploits)
     _add_run_options(exploits)
     exploits.set_defaults(func=cmd_probe_exploits)
 
@@ -711,6 +781,7 @@ def add_commands(subparsers: Any) -> None:
     awareness.add_argument("--attempts", type=count_argument, default=2, help="episodes per task, cap and mode")
     awareness.add_argument("--out", default="runs/probe", help="folder for budget_awareness.json and its episodes")
     awareness.add_argument("--quiet", action="store_true", help="no tables on the terminal")
+    add_env_arg_option(awareness)
     _add_run_options(awareness)
     awareness.set_defaults(func=cmd_probe_budget_awareness)
 

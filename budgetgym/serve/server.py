@@ -33,14 +33,13 @@ import base64
 import binascii
 import hmac
 import ipaddress
-import json
 import os
 import socket
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import gymnasium as gym
 
@@ -491,17 +490,10 @@ def read_token(token_file: str | None) -> str | None:
     return os.environ.get(TOKEN_VARIABLE) or None
 
 
-def serve_command(env_id: str, args: Any) -> int:
-    """``budgetgym serve ID``: serve until Ctrl-C, the URL printed once the socket listens."""
-    env_kwargs = {"split": args.split} if args.split else {}
-    for item in args.env_arg:
-        key, equals, value = item.partition("=")
-        if not equals or not key.isidentifier():
-            raise ValueError(f"--env-arg takes KEY=VALUE, got {item!r}")
-        try:
-            env_kwargs[key] = json.loads(value)
-        except ValueError:
-            env_kwargs[key] = value
+def serve_command(env_id: str, args: Any, env_kwargs: Mapping[str, Any] | None = None) -> int:
+    """``budgetgym serve ID``: serve until Ctrl-C, the URL printed once the socket listens; every
+    session's env is made with ``env_kwargs`` (``--env-arg``) and ``--split``."""
+    env_kwargs = {**(env_kwargs or {}), **({"split": args.split} if args.split else {})}
     config = ServeConfig(env_id, env_kwargs=env_kwargs,
                          token=read_token(args.token_file), max_sessions=args.max_sessions,
                          idle_seconds=args.idle_seconds, max_message_bytes=args.max_message_bytes)

@@ -86,10 +86,12 @@ def run_budget_awareness_probe(
     executor: Any = "serial",
     out: str | Path | None = None,
     progress: bool = False,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run every agent on every env at ``budgets`` (in ``unit``) under ``none`` and ``announced``;
     return the JSON-able result (``rows`` from :func:`summarize_awareness`). With ``out`` (a folder)
-    each (env, agent) sweep's episodes are kept in it and resume."""
+    each (env, agent) sweep's episodes are kept in it and resume. ``env_kwargs`` go to every env's
+    ``gym.make``."""
     if announced not in ("total", "remaining"):
         raise ValueError(f"announced must be 'total' or 'remaining', got {announced!r}")
     records: list[Mapping[str, Any]] = []
@@ -103,7 +105,7 @@ def run_budget_awareness_probe(
                 path = folder / f"budget_awareness__{name}.jsonl"
             result = run_sweep(env_id, agent, tasks=tasks, k=1, n=attempts, budgets=budgets,
                                reveal=("none", announced), seed=seed, executor=executor, out=path, shortcut=False,
-                               progress=progress, unit=unit)
+                               progress=progress, unit=unit, env_kwargs=env_kwargs)
             records.extend(dict(r, reads_budget=reads_budget(agent)) for r in result.records)
     return {"probe": "budget-awareness", "unit": unit, "announced": announced, "budgets": list(budgets),
             "attempts": attempts, "envs": list(env_ids), "agents": [a.name for a in agents],
