@@ -183,6 +183,33 @@ def test_a_bug_on_a_residue_the_small_shifts_keep_clear_of_still_fails_the_pertu
     assert _graded(TIPS["pkg/core.py"], TIPS, [f"tests/test_core.py::{test}"])[1] is None
 
 
+NAMES = {
+    "pkg/__init__.py": b"",
+    "pkg/core.py": b"def label(text):\n    return text.upper()\n",
+    "tests/test_core.py": (b"from pkg.core import label\n\n\nclass Local:\n    pass\n\n\n"
+                           b"def test_label():\n    assert label('ab') == 'AB'\n    assert hash(label('ab')) == hash('AB')\n"
+                           b"    assert type(Local()) == Local\n"),
+}
+
+
+@pytest.mark.parametrize("package", [False, True], ids=["tests-folder", "tests-package"])
+def test_the_shipped_fix_passes_the_perturbed_checks_whose_records_name_the_test_module_or_a_hash(package):
+    """The pinned fix of 33 semver and six bugs (and of toolz's) failed its own perturbed checks: the
+    reference run executed the copies in a namespace named ``_budgetgym_reference`` while pytest names
+    the module ``test_core`` (``tests.test_core`` in a package), so a record naming a class the test
+    defines (``<class 'test_core.Local'>``, six's generics) differed; and a str's hash (semver's
+    ``hash(version)``) differs per process (``python -I`` draws a hash seed per process), while the
+    reference ran its copies twice in one process. The reference now runs under pytest's module
+    name, and what differs between two reference processes checks nothing."""
+    library = {**NAMES, "tests/__init__.py": b""} if package else NAMES
+    fail_to_pass = ["tests/test_core.py::test_label"]
+    assert _graded(NAMES["pkg/core.py"], library, fail_to_pass)[1] is None
+    special = b"def label(text):\n    return 'AB' if text == 'ab' else text\n"
+    statuses, distrust = _graded(special, library, fail_to_pass)
+    assert statuses["tests/test_core.py::test_label"] == "PASSED"
+    assert distrust and "beyond the tests' own inputs" in distrust  # the checks still check
+
+
 def test_a_tree_graded_before_in_the_same_kind_of_sandbox_keeps_its_verdict():
     from budgetgym.envs.coding.grading import run_grading
     from budgetgym.envs.coding.sandbox import make_sandbox

@@ -43,8 +43,11 @@ equal to anything). The graded copies of the test files are *armed* for that:
   number shifted by 1, by 2 and by 100, numbers doubled and strings repeated, strings repeated,
   the i-th number of every call shifted by 1), and each assertion records its operands' ``repr``
   instead of checking them. A run of its own (:func:`reference_records`, once per process and
-  library) runs the copies on the *shipped* library, keeping the records that come out the same
-  twice; the copies then run as tests under the agent's library and must give the same records.
+  library) runs the copies on the *shipped* library, in a module of the name pytest gives the test
+  file (records name the classes a test defines), twice in one process and once in another (each
+  ``python -I`` process draws its own hash seed), keeping the records all three agree on (one that
+  differs, such as a str's hash, checks nothing); the copies then run as tests under the agent's
+  library and must give the same records.
   A fix that special-cases the tests' literal inputs (or holds only for them) fails them. The
   graded tree never holds the shipped library (it held it for the reference records, in the
   same run, where the agent's code could read the fix).
@@ -315,12 +318,25 @@ class _Perturbed(ast.NodeTransformer):
                 for operand in operands]
 
 
+def pytest_module_name(path: str, files: Mapping[str, bytes]) -> str:
+    """The module name pytest's default import mode (``prepend``) gives the test file ``path`` of
+    the tree ``files``: its base name, under the packages (folders holding an ``__init__.py``) it sits in."""
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    name = [parts.pop()]
+    while parts and "/".join(parts + ["__init__.py"]) in files:
+        name.insert(0, parts.pop())
+    return ".".join(name)
+
+
 def helper_module(nonce: str, allowed: Sequence[str], record: bool, sources: Mapping[str, str],
-                  keys: Mapping[str, list], expected: Mapping[str, list[str]] | None = None) -> str:
+                  keys: Mapping[str, list], expected: Mapping[str, list[str | None]] | None = None,
+                  modules: Mapping[str, str] | None = None) -> str:
     """The grading run's own module: the guard, the perturbed copies' checks against ``expected``
-    (their records under the shipped library); run as a script in a tree of the shipped library, it
-    runs the perturbed copies in ``sources`` and prints their records (:func:`reference_records`)."""
-    return f"""import atexit, os, re, sys
+    (their records under the shipped library; a None record is one that differed between reference
+    runs, so it checks nothing); run as a script in a tree of the shipped library, it runs the
+    perturbed copies in ``sources`` as modules named ``modules`` and prints their records
+    (:func:`reference_records`)."""
+    return f"""import ast, atexit, os, re, subprocess, sys, types
 
 ALLOWED = frozenset({list(allowed)!r})
 RECORD = {record!r}
@@ -328,6 +344,7 @@ SEEN = []
 REFERENCE = {dict(expected or {})!r}
 SOURCES = {dict(sources)!r}
 KEYS = {dict(keys)!r}
+MODULES = {dict(modules or {})!r}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -387,29 +404,60 @@ def collect(run):
 
 def check(key, records):
     expected = REFERENCE.get(key)
-    if expected is not None and records != expected:
+    if expected is not None and (len(records) != len(expected)
+                                 or any(e is not None and e != r for e, r in zip(expected, records))):
         raise AssertionError({_PERTURBED_MARK!r} + " at " + key)
 
 
+def agreed(first, second):
+    # the records two runs agree on; one that differs between them (a hash, an id) checks nothing
+    if first is None or second is None or len(first) != len(second):
+        return None
+    return [a if a == b else None for a, b in zip(first, second)]
+
+
 def compute():
+    records = {{}}
     sys.path.insert(0, ROOT)
     for path, source in SOURCES.items():
-        namespace = {{"__name__": "_budgetgym_reference", "__file__": os.path.join(ROOT, path)}}
+        # the module pytest would make of the test file, under its name: reprs of what the tests
+        # define (classes, generics) name it, and must read the same as in the graded run
+        module = types.ModuleType(MODULES.get(path, "_budgetgym_reference"))
+        module.__file__ = os.path.join(ROOT, path)
+        sys.modules[module.__name__] = module
         try:
-            exec(compile(source, path, "exec"), namespace)
+            exec(compile(source, path, "exec"), module.__dict__)
         except BaseException:
             continue
+        namespace = module.__dict__
         for key, name, klass in KEYS[path]:
             function = namespace[{f"_perturbed_{nonce}_"!r} + name]
             def run(out, function=function, klass=klass):
                 function(*([namespace[klass]()] if klass else []), out)
-            first, second = collect(run), collect(run)
-            if first == second:
-                REFERENCE[key] = first
+            records[key] = agreed(collect(run), collect(run))
+    return records
+
+
+def _read(output):
+    for line in reversed(output.splitlines()):
+        if line.startswith({_REFERENCE_MARK!r}):
+            try:
+                return ast.literal_eval(line[len({_REFERENCE_MARK!r}):])
+            except (ValueError, SyntaxError):
+                break
+    return {{}}
 
 
 if __name__ == "__main__":
-    compute()
+    here = compute()
+    if sys.argv[1:] != ["--once"]:
+        # a second process, with a hash seed of its own (python -I draws one per process, as for
+        # the graded run): what depends on it (a str's hash, a set's order) is no reference
+        again = subprocess.run([sys.executable, "-I", "-B", os.path.abspath(__file__), "--once"],
+                               capture_output=True, text=True)
+        there = _read(again.stdout)
+        here = {{key: agreed(value, there.get(key)) for key, value in here.items()}}
+    REFERENCE.update({{key: value for key, value in here.items() if value is not None}})
     sys.stdout.write("\\n" + {_REFERENCE_MARK!r} + repr(REFERENCE) + "\\n")
     sys.stdout.flush()
 """
@@ -509,7 +557,8 @@ def reference_records(run_isolated: Callable[[Mapping[str, bytes], str], Any], o
         return {}
     helper = f"{armed.helper}.py"
     files = {p: d for p, d in original.items() if not is_test_path(p)}
-    files[helper] = helper_module(armed.nonce, [], False, armed.sources, armed.keys).encode()
+    modules = {path: pytest_module_name(path, tests) for path in armed.sources}
+    files[helper] = helper_module(armed.nonce, [], False, armed.sources, armed.keys, modules=modules).encode()
     result = run_isolated(files, f"python -I -B {helper}")
     for line in reversed(result.output.splitlines()):
         if line.startswith(_REFERENCE_MARK):
@@ -517,7 +566,8 @@ def reference_records(run_isolated: Callable[[Mapping[str, bytes], str], Any], o
                 records = ast.literal_eval(line[len(_REFERENCE_MARK):])
             except (ValueError, SyntaxError):
                 break
-            return {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, list)}
+            return {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, list)
+                    and all(r is None or isinstance(r, str) for r in v)}
     return None
 
 
