@@ -156,6 +156,9 @@ class OracleDistance:
         self._potentials = Potentials()
         self._scope: Hashable | None = None
         self._shadow: TextEnv | None = None
+        # At an episode's start whose turns are not known yet: the start's digest and the oracle's
+        # first action there, until the first step that changed the state (see start()).
+        self._pending: tuple[str, str | None] | None = None
         #: Phi of the env's current state (None before the first episode starts).
         self.potential: float | None = None
         self.hits = 0
@@ -167,17 +170,17 @@ class OracleDistance:
 
     def __getstate__(self) -> dict[str, Any]:
         return {"_cache": self._potentials.turns, "_scope": self._scope, "_unit": self._potentials.unit,
-                "potential": self.potential}
+                "potential": self.potential, "_pending": self._pending}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__()  # type: ignore[misc]
         self._adopt(state["_scope"], Potentials(dict(state["_cache"]), state["_unit"]))
-        self.potential = state["potential"]
+        self.potential, self._pending = state["potential"], state.get("_pending")
 
     def _twin(self) -> "OracleDistance":
         twin = OracleDistance()
         twin._adopt(self._scope, Potentials(dict(self._potentials.turns), self._potentials.unit))
-        twin.potential = self.potential
+        twin.potential, twin._pending = self.potential, self._pending
         return twin
 
     def _adopt(self, scope: Hashable | None, potentials: Potentials) -> None:
@@ -210,6 +213,16 @@ class OracleDistance:
             scope = (task.id, env._episode_seed)  # type: ignore[union-attr]
             if scope != self._scope or len(self._potentials.turns) > MAX_CACHED_STATES:
                 self._scope, self._potentials = scope, Potentials()
+        self._pending = None
+        if env.turn == 0 and self._potentials.unit is None and not (env._solved or env._failed):
+            key = state_digest(env)
+            if key not in self._potentials.turns:
+                # The task's start, not measured yet: Phi(start) = -turns/turns = -1 whatever turns is,
+                # and the measure waits for the first step (see _settle), which needs one turn fewer
+                # of rollout when that step is the oracle's own.
+                self._pending = (key, env.oracle_action())
+                self.potential = -1.0
+                return
         self.potential = self.phi(env)
 
     def reward(self, env: "TextEnv", changed: bool = True) -> float:
@@ -220,8 +233,30 @@ class OracleDistance:
             return 0.0
         if not changed:
             return 0.0
+        if self._pending is not None:
+            self._settle(env)
         now = self.potential = self.phi(env)
         return now - before
+
+    def _settle(self, env: "TextEnv") -> None:
+        """The first step from an unmeasured start: measure the start's turns. When the step sent
+        the oracle's own action there, the oracle's rollout from the start passes through the state
+        it reached, so ``turns(start) = min(max_turns, 1 + turns(now))`` (the oracle and the env are
+        deterministic functions of the state; the floor is the rollout's budget); else the start is
+        measured on the shadow."""
+        key, oracle = self._pending  # type: ignore[misc]
+        self._pending = None
+        floor = env.task.max_turns  # type: ignore[union-attr]
+        if oracle is not None and env.transcript[-1][0] == oracle:
+            start = min(floor, 1 + self.turns(env))
+        else:
+            shadow = self._shadow_of(env)
+            shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
+            self.misses += 1
+            start = self._measure(shadow, floor)
+        self._potentials.turns.setdefault(key, start)
+        if self._potentials.unit is None:
+            self._potentials.unit = max(1, start)
 
     def phi(self, env: "TextEnv") -> float:
         """``-turns(s) / turns(start)`` for ``env``'s current state (start: the task's first state)."""
@@ -259,6 +294,9 @@ class OracleDistance:
         if self._shadow is None:
             self._shadow = copy.deepcopy(env)
             self._shadow.reward_mode, self._shadow._distance = "sparse", None  # it pays no process reward
+            prepare = getattr(self._shadow, "prepare_oracle_shadow", None)  # a family's own set-up of it
+            if prepare is not None:
+                prepare()
         return self._shadow
 
     def _measure(self, shadow: "TextEnv", floor: int) -> int:

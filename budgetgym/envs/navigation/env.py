@@ -76,7 +76,11 @@ STEP_LIMITS = Limits(seconds=10.0, max_size=1 * 2**20)
 """The bound on one command in the engine (see ``budgetgym.core.limits``): TextWorld's tracking is
 interrupted at the deadline; a step in the C Z-machine returns first (TextWorld's games always do)."""
 ENGINES_KEPT = 96
-"""Loaded games an env keeps (a switch between them costs no reload: they share one Z-machine)."""
+"""Loaded games an env keeps (a switch between them costs no TextWorld parse: they share one Z-machine)."""
+SHADOW_MACHINES = 8
+"""Z-machines (1.6 MB each) the oracle-distance reward's shadow keeps, one per game: it measures states
+of whichever game the live env plays, and a story load (2 ms) per switch would be a third of a short
+episode's cost again (the live env pays its own, as a sparse one does)."""
 _DIRECTIONS = ("north", "south", "east", "west")
 
 
@@ -116,6 +120,7 @@ class NavigationEnv(TextEnv):
         self._engines: OrderedDict[str, Any] = OrderedDict()
         self._engine: Any = None
         self._frotz: Any = None  # the one Z-machine of this env, shared by its loaded games
+        self._machines: OrderedDict[str, Any] | None = None  # instead, one per game (prepare_oracle_shadow)
         # What rebuilds the engine if it fails: the state it was last restored to, and the commands since.
         self._base_state: dict[str, Any] | None = None
         self._since_base: list[str] = []
@@ -126,7 +131,8 @@ class NavigationEnv(TextEnv):
         """Pickle and deep copy: the Z-machine cannot be copied; the copy gets the game's saved state."""
         state = self.__dict__.copy()
         saved = self._engine.get_state() if self._engine is not None else None
-        state.update(_engines=OrderedDict(), _engine=None, _frotz=None, _copied_engine_state=saved)
+        state.update(_engines=OrderedDict(), _engine=None, _frotz=None, _copied_engine_state=saved,
+                     _machines=None if self._machines is None else OrderedDict())
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -152,27 +158,55 @@ class NavigationEnv(TextEnv):
             while len(self._engines) > ENGINES_KEPT:
                 self._engines.popitem(last=False)
         self._engines.move_to_end(game_id)
+        if self._machines is not None:
+            self._machines.move_to_end(game_id)  # its machine is the most recently used too
         return engine
 
     def _machine(self, game_id: str) -> Any:
         from budgetgym.envs.navigation.engine import new_machine
 
+        machines = self._machines
+        if machines is not None:
+            frotz = machines.get(game_id)
+            if frotz is None:
+                frotz = machines[game_id] = new_machine(games.story_path(game_id))
+                while len(machines) > SHADOW_MACHINES:
+                    dropped, old = machines.popitem(last=False)
+                    self._engines.pop(dropped, None)  # it played on that machine
+                    old.close()
+            machines.move_to_end(game_id)
+            return frotz
         if self._frotz is None:
             self._frotz = new_machine(games.story_path(game_id))
         return self._frotz
+
+    def prepare_oracle_shadow(self) -> None:
+        """Called by the oracle-distance reward (``budgetgym.core.process_reward``) on the copy of an
+        env it plays the oracle on: that copy keeps a Z-machine per game (``SHADOW_MACHINES``), so a
+        state of another game than the one it last measured costs it no story load."""
+        if self._machines is not None:
+            return
+        self._machines = OrderedDict()
+        if self._frotz is not None:
+            self._machines[self.task["game"]] = self._frotz  # type: ignore[index]
+            self._frotz = None
 
     def _restart_engine(self) -> None:
         """A fresh engine for the current task, brought back to where the failed one was."""
         from budgetgym.envs.navigation.engine import GameEngine
 
         game_id = self.task["game"]  # type: ignore[index]
-        frotz, self._frotz = self._frotz, None
+        if self._machines is not None:
+            frotz = self._machines.pop(game_id, None)
+            self._engines.pop(game_id, None)  # the only engine on the failed machine
+        else:
+            frotz, self._frotz = self._frotz, None
+            self._engines.clear()  # they all played on the failed machine
         if frotz is not None:
             try:
                 frotz.close()
             except Exception:  # noqa: BLE001 - it has failed already; a fresh one replaces it
                 pass
-        self._engines.clear()  # they all played on the failed machine
         with games.TEXTWORLD_LOCK:
             engine = GameEngine(games.story_path(game_id), games.load_game(game_id), self._machine(game_id))
         self._engines[game_id] = engine
@@ -289,6 +323,9 @@ class NavigationEnv(TextEnv):
         frotz, self._frotz = self._frotz, None
         if frotz is not None:
             frotz.close()
+        machines = self._machines or {}
+        while machines:
+            machines.popitem()[1].close()
 
     # ------------------------------------------------------------------ failure states
 
