@@ -172,9 +172,6 @@ def test_oracle_turns_follow_the_sites_and_full_budgets_reach_fifty():
     assert max(t.data["max_turns"] for t in tasks) >= 50
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: 458 tasks in 7 libraries; toolz (built) and 33 bugs of "
-                                       "semver and six are out because grading's perturbed checks reject the "
-                                       "pinned library's own fix")
 def test_the_shipped_set_meets_the_bar_of_600_tasks_in_8_libraries():
     tasks = list(library_tasks())
     assert len(tasks) >= 600 and len({t.data["library"] for t in tasks}) >= 8
