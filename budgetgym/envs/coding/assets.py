@@ -12,8 +12,9 @@ has its own builder: ``python -m budgetgym.envs.coding.libraries``.) The failure
 builder over the tasks as read back from disk, in two passes over differently rotated task lists
 so that most tasks get two mistakes of different kinds. ``--libraries`` rebuilds the library task
 set's own failure states instead (``budgetgym/assets/coding/libraries/failure_states.jsonl``: up to
-``LIBRARY_PER_KIND`` of each kind on each split, over the split's tasks in a seeded order, so that
-libraries, tiers and both test modes mix; the libraries are fetched on first use).
+``--per-kind`` of each kind on each split; the libraries are fetched on first use). A state costs
+about a minute here (the oracle's episode, then the mistake and the oracle's recovery, each graded
+on a real suite), so the split's tasks are tried shortest oracle first, the libraries taken in turn.
 Deterministic: the same files every run.
 """
 
@@ -27,6 +28,7 @@ from pathlib import Path
 from budgetgym.core import TaskSet, read_jsonl, write_jsonl
 from budgetgym.core.failures import build_failure_states
 from budgetgym.core.tasks import ASSETS
+from budgetgym.envs.coding import mistakes
 from budgetgym.envs.coding.generate import generate
 from budgetgym.envs.coding.repos import repo_names
 
@@ -35,7 +37,7 @@ SEED = 0
 PER_REPO = 12
 FIRST_PASS_PER_KIND = 16
 SECOND_PASS_PER_KIND = 6
-LIBRARY_PER_KIND = 20
+LIBRARY_PER_KIND = 3
 
 
 def failure_states(tasks: TaskSet) -> list[dict]:
@@ -55,9 +57,9 @@ def failure_states(tasks: TaskSet) -> list[dict]:
     return states
 
 
-def library_failure_states(tasks: TaskSet) -> list[dict]:
-    """The library task set's failure states: per split, up to ``LIBRARY_PER_KIND`` of each kind."""
-    import random
+def library_failure_states(tasks: TaskSet, per_kind: int = LIBRARY_PER_KIND) -> list[dict]:
+    """The library task set's failure states: per split, up to ``per_kind`` of each kind."""
+    import itertools
 
     from budgetgym.envs.coding.env import CodingEnv
 
@@ -65,9 +67,15 @@ def library_failure_states(tasks: TaskSet) -> list[dict]:
     states: list[dict] = []
     try:
         for split in sorted({task.split for task in tasks}):
-            order = sorted((task for task in tasks if task.split == split), key=lambda task: task.id)
-            random.Random(f"coding/libraries/{SEED}/{split}").shuffle(order)
-            states += build_failure_states(env, order, LIBRARY_PER_KIND, seed=SEED, namespace="coding/libraries")
+            by_library = collections.defaultdict(list)
+            for task in sorted((t for t in tasks if t.split == split), key=lambda t: (t.oracle_turns, t.id)):
+                by_library[task.data["library"]].append(task)
+            # the libraries in turn, each its shortest tasks first: every library gets states early
+            order = [task for row in itertools.zip_longest(*by_library.values()) for task in row if task]
+            # a kind no task can take (no library bug has a breaker) would make every task replay the
+            # oracle for nothing
+            kinds = [kind for kind in mistakes.KINDS if kind != "breaks_pass_to_pass" or any(t.data.get("breaker") for t in order)]
+            states += build_failure_states(env, order, per_kind, seed=SEED, namespace="coding/libraries", kinds=kinds)
     finally:
         env.close()
     return states
@@ -78,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", action="store_true", help="regenerate tasks.jsonl first")
     parser.add_argument("--libraries", action="store_true",
                         help="rebuild the library task set's failure states (and nothing else)")
+    parser.add_argument("--per-kind", type=int, default=LIBRARY_PER_KIND,
+                        help="with --libraries: the most states of each kind on each split")
     parser.add_argument("--seed", type=int, default=SEED, help="with --tasks --out: the generator's seed")
     parser.add_argument("--per-repo", type=int, default=PER_REPO, help="with --tasks --out: tasks per library")
     parser.add_argument("--library", action="append", choices=repo_names(), help="with --tasks --out: only these")
@@ -87,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.libraries:
         if args.tasks or args.out is not None or custom:
             parser.error("--libraries rebuilds only the library set's failure states: give it alone")
+        if args.per_kind < 1:
+            parser.error("--per-kind must be at least 1")
         from budgetgym.envs.coding.libraries import FOLDER as LIBRARIES, library_tasks
 
         tasks = library_tasks()
-        states = library_failure_states(tasks)
+        states = library_failure_states(tasks, args.per_kind)
         write_jsonl(LIBRARIES / "failure_states.jsonl", states)
         kinds = collections.Counter((tasks.get(s["task_id"]).split, s["kind"]) for s in states)
         print(f"{len(states)} library failure states {dict(sorted(kinds.items()))}", file=sys.stderr)

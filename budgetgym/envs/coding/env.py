@@ -59,8 +59,8 @@ Registered Configurations:
     ``budgetgym/assets/coding/tasks.jsonl`` and ``failure_states.jsonl`` (curated mistakes of six
     kinds for ``ErrorInjection``, :mod:`budgetgym.envs.coding.mistakes`) are rebuilt by
     ``python -m budgetgym.envs.coding.assets --tasks``; the library set has failure states of its
-    own (``budgetgym/assets/coding/libraries/failure_states.jsonl``, the same six kinds on both
-    splits), rebuilt by ``python -m budgetgym.envs.coding.assets --libraries``.
+    own (``budgetgym/assets/coding/libraries/failure_states.jsonl``: five of the kinds on both
+    splits; no library bug has a second, test-breaking change for ``breaks_pass_to_pass``), rebuilt by ``python -m budgetgym.envs.coding.assets --libraries``.
 """
 
 from __future__ import annotations
