@@ -35,7 +35,18 @@ The contract:
   the page Web's ``back`` returns to), so one key would hold states that are several turns apart.
   Every state on an oracle rollout is cached with it, so an agent on or near the oracle's path pays
   a dictionary lookup; an invalid action changes no state and costs nothing. The cache lives with
-  the env for one task and episode seed, cleared when either changes.
+  the env for one task and episode seed, cleared when either changes; a family that declares
+  ``oracle_distance_shared = True`` (Navigation: the seed reaches nothing, and no constructor
+  argument changes the play) shares it instead with every env of its class in the process, per
+  task (by id and fingerprint) across seeds, ``MAX_SHARED_STATES`` states in all (the least recently
+  started tasks dropped first; a dropped value comes back the same when measured again).
+* **The start is measured at the first step.** ``Phi(start) = -turns(start) / turns(start) = -1``
+  whatever ``turns(start)`` is, so a reset measures nothing it has not cached; the first step that
+  changes the state does. When that step sent the oracle's own action, the oracle's rollout from the
+  start passes through the state it reached, so ``turns(start) = min(max_turns, 1 + turns(now))``
+  (the env and the oracle are deterministic functions of the state; the floor is the rollout's
+  budget): one rollout, one turn shorter than the start's. Any other first step measures the start
+  on the shadow as well. Either way the values are those of a rollout from each state.
 
 Limits (read them before training on it):
 
@@ -44,16 +55,17 @@ Limits (read them before training on it):
   like a step back (it is paid back when the episode ends solved, since the sum telescopes), and a
   state the oracle cannot recover from but a cleverer agent could is at the floor.
 * It costs an oracle rollout from every state not seen before (a restore and ``turns(s)`` steps on
-  the shadow env), the start of each episode included: cheap for in-memory families, the price of
-  ``turns(s)`` real steps where a step runs tests (Coding). ``benchmarks/bench_process_reward.py``
-  measures it against the sparse mode in one run (CPU per step, resets included, cache cold):
-  FunctionCalling 7-8x a sparse step, Web 4-7x, Navigation 5-6.5x; with the cache warm (the
-  states seen before) 1.5x, 2.2x and 0.9x. Navigation's fast-restore state holds the Z-machine's
-  whole stack, its dead part too, so the shadow's states never digest as the live env's: each new
-  live state there costs a rollout even on the oracle's path (still correct, since the oracle is
-  deterministic: the same state gets the same turns).
-* The cache is per task and episode seed: K attempts of a task with different seeds do not share
-  it (the seed may shape what the state does not hold).
+  the shadow env), each episode's first step included where its start is not cached: cheap for
+  in-memory families, the price of ``turns(s)`` real steps where a step runs tests (Coding). So an
+  episode on the oracle's path whose task is new to the cache costs about two sparse ones (its
+  steps, then the rollout's), less the reset and one step. ``benchmarks/bench_process_reward.py``
+  measures it against the sparse mode in one run (CPU per step, resets included): see the figures
+  in ``docs/architecture.md``.
+* Outside ``oracle_distance_shared`` families the cache is per task and episode seed: K attempts of
+  a task with different seeds do not share it (the seed may shape what the state does not hold).
+* A family may set up the shadow once it is copied: ``prepare_oracle_shadow()``, when the env has
+  one, is called on it (Navigation's keeps a Z-machine per game, so that a switch of game costs
+  the shadow no story load).
 * It needs an oracle that plans from any state (``TextEnv.oracle_plans_from_any_state``), not one
   that replays a fixed script, and a fast-restore state to key the cache and to copy the state;
   an env without either refuses the mode at construction with a message that says which.
@@ -123,8 +135,8 @@ def forget_shared_potentials() -> None:
 
 def state_digest(env: "TextEnv") -> str:
     """A digest of ``env``'s fast-restore state (``_get_state()``, canonical JSON): equal digests
-    mean the same future under the same actions (not conversely: Navigation's state holds the
-    Z-machine's dead stack memory, so a restored copy digests apart from the state it copies). The
+    mean the same future under the same actions (not necessarily conversely: a state may hold
+    bookkeeping that no future reads; Navigation's leaves the Z-machine's dead stack out). The
     oracle-distance cache and the step-level groups (:mod:`budgetgym.train.step_groups`) key states
     by it. Needs a family with a fast restore."""
     text = json.dumps(env._get_state(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -214,9 +226,15 @@ class OracleDistance:
             if scope != self._scope or len(self._potentials.turns) > MAX_CACHED_STATES:
                 self._scope, self._potentials = scope, Potentials()
         self._pending = None
-        if env.turn == 0 and self._potentials.unit is None and not (env._solved or env._failed):
+        potentials = self._potentials
+        if env.turn == 0 and not (env._solved or env._failed):
             key = state_digest(env)
-            if key not in self._potentials.turns:
+            cached = potentials.turns.get(key)
+            if cached is not None and potentials.unit is not None:
+                self.hits += 1
+                self.potential = -cached / potentials.unit
+                return
+            if cached is None and potentials.unit is None:
                 # The task's start, not measured yet: Phi(start) = -turns/turns = -1 whatever turns is,
                 # and the measure waits for the first step (see _settle), which needs one turn fewer
                 # of rollout when that step is the oracle's own.

@@ -38,6 +38,10 @@ Observation Space:
 Rewards:
     ``reward_mode="sparse"``: 1.0 on the step that wins the game, else 0.0. ``reward_mode="progress"``:
     the change in ``info["progress"]`` = the game's score / its maximum score (one point per quest).
+    ``reward_mode="oracle_distance"``: the change in minus the oracle's remaining turns, in solution
+    lengths (``budgetgym.core.process_reward``); the turns measured are shared by every env of the
+    process across seeds (``oracle_distance_shared``), so a game's later episodes pay no rollout on
+    the oracle's path.
 
 Termination:
     ``terminated`` when the game is won (``info["success"]``) or lost (a quest made impossible, as
