@@ -78,6 +78,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Hashable
 
@@ -110,27 +111,30 @@ class Potentials:
 
 _SHARED: "OrderedDict[Hashable, Potentials]" = OrderedDict()
 """The shared scopes of this process, least recently started first (see :func:`shared_potentials`)."""
+_SHARED_LOCK = threading.Lock()  # envs of one process may run in threads (a server's sessions)
 
 
 def shared_potentials(scope: Hashable) -> Potentials:
     """The process's potentials of ``scope`` (made empty when new), moved to the recent end; the
     least recent scopes are dropped while the shared states number more than ``MAX_SHARED_STATES``."""
-    potentials = _SHARED.get(scope)
-    if potentials is None:
-        potentials = _SHARED[scope] = Potentials()
-    _SHARED.move_to_end(scope)
-    total = sum(len(p.turns) for p in _SHARED.values())
-    while total > MAX_SHARED_STATES and len(_SHARED) > 1:
-        _, dropped = _SHARED.popitem(last=False)
-        total -= len(dropped.turns)
-    if total > MAX_SHARED_STATES:
-        potentials.turns.clear()
-    return potentials
+    with _SHARED_LOCK:
+        potentials = _SHARED.get(scope)
+        if potentials is None:
+            potentials = _SHARED[scope] = Potentials()
+        _SHARED.move_to_end(scope)
+        total = sum(len(p.turns) for p in _SHARED.values())
+        while total > MAX_SHARED_STATES and len(_SHARED) > 1:
+            _, dropped = _SHARED.popitem(last=False)
+            total -= len(dropped.turns)
+        if total > MAX_SHARED_STATES:
+            potentials.turns.clear()
+        return potentials
 
 
 def forget_shared_potentials() -> None:
     """Empty the process's shared potentials (a benchmark's cold start; the values come back the same)."""
-    _SHARED.clear()
+    with _SHARED_LOCK:
+        _SHARED.clear()
 
 
 def state_digest(env: "TextEnv") -> str:
