@@ -37,7 +37,7 @@ SEED = 0
 PER_REPO = 12
 FIRST_PASS_PER_KIND = 16
 SECOND_PASS_PER_KIND = 6
-LIBRARY_PER_KIND = 3
+LIBRARY_PER_KIND = 10
 
 
 def failure_states(tasks: TaskSet) -> list[dict]:
