@@ -13,8 +13,9 @@ builder over the tasks as read back from disk, in two passes over differently ro
 so that most tasks get two mistakes of different kinds. ``--libraries`` rebuilds the library task
 set's own failure states instead (``budgetgym/assets/coding/libraries/failure_states.jsonl``: up to
 ``--per-kind`` of each kind on each split; the libraries are fetched on first use). A state costs
-about a minute here (the oracle's episode, then the mistake and the oracle's recovery, each graded
-on a real suite), so the split's tasks are tried shortest oracle first, the libraries taken in turn.
+5-15 s here (the oracle's episode, then the mistake and the oracle's recovery, each graded on a
+real suite; 100 took 8 minutes), so the split's tasks are tried shortest oracle first, the
+libraries taken in turn.
 Deterministic: the same files every run.
 """
 
