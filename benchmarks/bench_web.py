@@ -193,7 +193,7 @@ def miniwob(episodes: int) -> dict[str, Any]:
 
     import budgetgym  # noqa: F401
     from budgetgym.core import rollout
-    from budgetgym.envs.miniwob.env import _alive, _descendants
+    from budgetgym.envs.miniwob.browser import alive, descendants
 
     env = gym.make("budgetgym/MiniWoB-v0")
     tasks = list(env.unwrapped.tasks.ids)
@@ -202,10 +202,10 @@ def miniwob(episodes: int) -> dict[str, Any]:
     for episode in range(episodes):
         solved += rollout(env, "oracle", seed=episode, options={"task_id": tasks[episode % len(tasks)]}).success
         if episode % 50 == 0:
-            peak = max(peak, sum(map(_alive, _descendants(os.getpid()))))
+            peak = max(peak, sum(map(alive, descendants(os.getpid()))))
     elapsed = time.perf_counter() - start
     env.close()
-    left = [pid for pid in _descendants(os.getpid()) if _alive(pid)]
+    left = [pid for pid in descendants(os.getpid()) if alive(pid)]
     return {"episodes": episodes, "solved": solved, "seconds": round(elapsed, 1),
             "episodes_per_s": round(episodes / elapsed, 2), "browser_processes_peak": peak,
             "browser_processes_left_after_close": len(left)}

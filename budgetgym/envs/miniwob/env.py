@@ -84,7 +84,7 @@ from typing import Any, Sequence
 from budgetgym.core import Action, BackendUnavailable, Outcome, Task, TextEnv, ToolCall, load_tasks
 from budgetgym.core.extras import MissingExtra
 from budgetgym.envs.miniwob import mistakes
-from budgetgym.envs.miniwob.browser import BrowserDied, Tab, alive, descendants, shared_browser
+from budgetgym.envs.miniwob.browser import BrowserDied, Tab, shared_browser
 from budgetgym.envs.miniwob.oracles import ORACLES, ROUNDS, TRIVIAL_INSTANCE
 from budgetgym.envs.miniwob.tools import TOOLS
 
@@ -94,8 +94,6 @@ _REDRAWS, _REDRAW_STEP = 16, 1_000_003  # a trivial instance is drawn again from
 _ROUND_STEP = 7_000_003  # instance k of a task played in rounds comes from the episode seed + k x this
 _SEED_MODULUS = 2**31
 _WHOLLY_RIGHT = 1.0 - 1e-9  # a graded raw reward of n/n, whatever the float division leaves
-# The old names of the /proc helpers (benchmarks/bench_web.py counts the browser's processes with them).
-_alive, _descendants = alive, descendants
 
 
 class MiniWoBNotInstalled(MissingExtra):
