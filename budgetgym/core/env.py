@@ -176,6 +176,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: The oracle solves the task from any state the agent's actions can reach (it plans from the
     #: state rather than replaying a script): ``reward_mode="oracle_distance"`` needs it.
     oracle_plans_from_any_state: ClassVar[bool] = False
+    #: The oracle-distance reward's potentials of a task are shared by every env of the class in the
+    #: process, across episode seeds: for families whose seed and constructor reach nothing the oracle
+    #: sees (:mod:`budgetgym.core.process_reward`).
+    oracle_distance_shared: ClassVar[bool] = False
     #: The kinds of mistake ``propose_mistake`` can make (the failure-state builder asks for these).
     failure_kinds: ClassVar[tuple[str, ...]] = ()
     #: The kinds whose mistake must move ``state_key()`` off the clean solution's path (None: all;
@@ -250,6 +254,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         backend is refused in one line instead of scoring every episode 0. The default has nothing to
         check (a pure-Python family); a family with an outside backend (a browser, a game engine, a
         sandbox) overrides it with the cheapest check that runs that backend for real."""
+
+    def prepare_oracle_shadow(self) -> None:
+        """Set this env up as the oracle-distance reward's shadow (a copy the oracle plays from restored
+        states, never an agent): nothing by default; a family may keep engines it reuses across
+        restores. Called by :mod:`budgetgym.core.process_reward` once the copy is made."""
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
         """A mistaken action of ``kind`` to play here and now instead of the oracle's, and the

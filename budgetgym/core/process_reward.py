@@ -221,7 +221,7 @@ class OracleDistance:
     def start(self, env: "TextEnv") -> None:
         """An episode began (or was restored) in ``env``: take its state's potential."""
         task = env.task
-        if getattr(type(env), "oracle_distance_shared", False):
+        if type(env).oracle_distance_shared:
             scope: Hashable = ("shared", type(env).__module__, type(env).__qualname__, task.id,  # type: ignore[union-attr]
                                task.fingerprint)  # type: ignore[union-attr]
             self._scope, self._potentials = scope, shared_potentials(scope)
@@ -316,9 +316,7 @@ class OracleDistance:
         if self._shadow is None:
             self._shadow = copy.deepcopy(env)
             self._shadow.reward_mode, self._shadow._distance = "sparse", None  # it pays no process reward
-            prepare = getattr(self._shadow, "prepare_oracle_shadow", None)  # a family's own set-up of it
-            if prepare is not None:
-                prepare()
+            self._shadow.prepare_oracle_shadow()
         return self._shadow
 
     def _measure(self, shadow: "TextEnv", floor: int) -> int:
