@@ -63,8 +63,8 @@ Limits (read them before training on it):
   in ``docs/architecture.md``.
 * Outside ``oracle_distance_shared`` families the cache is per task and episode seed: K attempts of
   a task with different seeds do not share it (the seed may shape what the state does not hold).
-* A family may set up the shadow once it is copied: ``prepare_oracle_shadow()``, when the env has
-  one, is called on it (Navigation's keeps a Z-machine per game, so that a switch of game costs
+* A family may set up the shadow once it is copied: ``prepare_oracle_shadow()`` (a no-op on
+  ``TextEnv``) is called on it (Navigation's keeps a Z-machine per game, so that a switch of game costs
   the shadow no story load).
 * It needs an oracle that plans from any state (``TextEnv.oracle_plans_from_any_state``), not one
   that replays a fixed script, and a fast-restore state to key the cache and to copy the state;
