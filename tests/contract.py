@@ -100,3 +100,99 @@ KEYWORD_UNITS = ["not ", "lambda:", "1 if 1 else ", "await ", "x for x in "]
 def hostile_action(kind: str, tool: str, n: int, unit: str, limit: int) -> str:
     """One action of class ``kind`` with size ``n``, cut to ``limit`` characters."""
     return HOSTILE_CLASSES[kind](tool, n, unit)[:limit]
+
+
+# ------------------------------------------------------------------ the checks of one task
+# Each check takes the env (or a maker of envs) and the task ids it plays: the contract runs them on a
+# seeded sample of every registered id's tasks (tests/test_contract.py) and on a sample of each task
+# set an id reaches only by a keyword or holds as a minority tier (tests/test_contract_task_sets.py).
+
+
+def check_oracle_solves(env, task_ids: list[str]) -> None:
+    """The oracle solves each task within its full budget, the sparse reward 1 on its last step only."""
+    for task_id in task_ids:
+        env.reset(seed=0, options={"task_id": task_id})
+        steps = play(env, [None] * 10_000)
+        _, _, reward, terminated, truncated, info = steps[-1]
+        assert terminated and not truncated and info["success"], (task_id, steps[-1])
+        assert reward == 1.0 and all(s[2] == 0.0 for s in steps[:-1])
+        assert info["turn"] <= info["full_budget"]
+
+
+def check_progress_reward(env, task_id: str) -> None:
+    """Under ``reward_mode="progress"`` the oracle's rewards sum to its final progress, 1."""
+    import pytest
+
+    env.reset(seed=0, options={"task_id": task_id})
+    steps = play(env, [None] * 10_000)
+    assert sum(s[2] for s in steps) == pytest.approx(steps[-1][-1]["progress"]) == pytest.approx(1.0)
+
+
+def check_deterministic(make, task_id: str, length: int = 30) -> None:
+    """Two fresh envs given the same seed and ``length`` seeded actions give the same transcript, byte for byte."""
+    def run():
+        env = make()
+        tools = env.reset(seed=5, options={"task_id": task_id})[1]["tools"]
+        rng = np.random.default_rng(11)
+        return [(a, o, r, te, tr, json.dumps(i, sort_keys=True))
+                for a, o, r, te, tr, i in play(env, action_sequence(rng, length, tools))]
+
+    assert run() == run()
+
+
+def check_snapshot_round_trip(env, make, task_ids: list[str], fast_path: bool, seed: int = 2, length: int = 40) -> None:
+    """A snapshot at a random point, through JSON (and without its fast state: by replay), restores in
+    a fresh env the same observation, turn and future."""
+    rng = np.random.default_rng(seed)
+    for task_id in task_ids:
+        obs, info = env.reset(seed=3, options={"task_id": task_id})
+        actions = action_sequence(rng, length, info["tools"])
+        cut = int(rng.integers(0, 6))
+        prefix = play(env, actions[:cut])
+        if prefix and (prefix[-1][3] or prefix[-1][4]):
+            continue
+        snap = json.loads(json.dumps(env.unwrapped.snapshot()))  # must survive JSON
+        if not fast_path:
+            snap["state"] = None
+        other = make()
+        restored_obs, restored_info = other.reset(options={"snapshot": snap})
+        assert restored_obs == (prefix[-1][1] if prefix else obs)
+        assert restored_info["turn"] == cut == other.unwrapped.turn
+        assert other.unwrapped.snapshot()["transcript"] == snap["transcript"]
+        rest = actions[cut:]
+        a = play(env, rest)
+        b = play(other, rest)
+        assert [s[:5] for s in a] == [s[:5] for s in b]
+        assert [s[5]["progress"] for s in a] == [s[5]["progress"] for s in b]
+
+
+def check_bad_actions(env, task_ids: list[str]) -> None:
+    """Every malformed or invalid action is refused with a message, costs a turn and changes nothing else."""
+    for task_id in task_ids:
+        obs, info = env.reset(seed=0, options={"task_id": task_id})
+        _, _, terminated, truncated, _ = env.step(env.unwrapped.oracle_action() or "hello")
+        if terminated or truncated:  # the oracle's first turn ended it: test from the start
+            env.reset(seed=0, options={"task_id": task_id})
+        bad = BAD_ACTIONS + [a for a in [schema_violation(info["tools"])] if a]
+        for action in bad + [None, 12, b"bytes", {"name": "x"}]:
+            before = env.unwrapped.snapshot()
+            if env.unwrapped.turn + 1 >= info["full_budget"]:
+                break
+            obs, reward, terminated, truncated, step_info = env.step(action)
+            after = env.unwrapped.snapshot()
+            assert step_info["action_valid"] is False, action
+            assert step_info["action_error"] and isinstance(obs, str) and obs
+            assert reward == 0.0 and not terminated
+            assert after["state"] == before["state"]
+            assert after["progress"] == before["progress"] and after["solved"] == before["solved"]
+            assert after["turn"] == before["turn"] + 1
+
+
+def check_bad_action_then_oracle(env, clean, task_id: str) -> None:
+    """After one refused action the oracle sees what it sees without it, and solves one turn later."""
+    env.reset(seed=0, options={"task_id": task_id})
+    clean.reset(seed=0, options={"task_id": task_id})
+    env.step("{broken json")
+    a, b = play(env, [None] * 10_000), play(clean, [None] * 10_000)
+    assert [s[1] for s in a] == [s[1] for s in b]
+    assert a[-1][-1]["success"] and a[-1][-1]["turn"] == b[-1][-1]["turn"] + 1

@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 import budgetgym
 from budgetgym.core import SnapshotError, TextEnv, text_env
 from registered import ENV_IDS, make_or_skip
-from contract import BAD_ACTIONS, HOSTILE_CLASSES, KEYWORD_UNITS, action_sequence, hostile_action, play, schema_violation
+from contract import (HOSTILE_CLASSES, KEYWORD_UNITS, check_bad_action_then_oracle, check_bad_actions,
+                      check_deterministic, check_oracle_solves, check_progress_reward, check_snapshot_round_trip,
+                      hostile_action, play)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -98,59 +100,22 @@ def test_task_drawn_from_seeded_generator(env_id):
 
 def test_oracle_solves_sampled_tasks_with_sparse_reward(env_id):
     env = make_or_skip(env_id)
-    for task_id in _task_ids(env, 5):
-        env.reset(seed=0, options={"task_id": task_id})
-        steps = play(env, [None] * 10_000)
-        _, _, reward, terminated, truncated, info = steps[-1]
-        assert terminated and not truncated and info["success"], (task_id, steps[-1])
-        assert reward == 1.0 and all(s[2] == 0.0 for s in steps[:-1])
-        assert info["turn"] <= info["full_budget"]
+    check_oracle_solves(env, _task_ids(env, 5))
 
 
 def test_progress_reward_sums_to_final_progress(env_id):
     env = make_or_skip(env_id, reward_mode="progress")
-    task_id = _task_ids(env, 1, seed=3)[0]
-    env.reset(seed=0, options={"task_id": task_id})
-    steps = play(env, [None] * 10_000)
-    assert sum(s[2] for s in steps) == pytest.approx(steps[-1][-1]["progress"]) == pytest.approx(1.0)
+    check_progress_reward(env, _task_ids(env, 1, seed=3)[0])
 
 
 def test_deterministic_byte_for_byte(env_id):
-    def run():
-        env = make_or_skip(env_id)
-        tools = env.reset(seed=5, options={"task_id": task_id})[1]["tools"]
-        rng = np.random.default_rng(11)
-        return [(a, o, r, te, tr, json.dumps(i, sort_keys=True))
-                for a, o, r, te, tr, i in play(env, action_sequence(rng, 30, tools))]
-
-    task_id = _task_ids(make_or_skip(env_id), 1, seed=9)[0]
-    assert run() == run()
+    check_deterministic(lambda: make_or_skip(env_id), _task_ids(make_or_skip(env_id), 1, seed=9)[0])
 
 
 @pytest.mark.parametrize("fast_path", [True, False], ids=["fast", "replay"])
 def test_snapshot_restore_round_trip_at_random_points(env_id, fast_path):
     env = make_or_skip(env_id)
-    rng = np.random.default_rng(2)
-    for task_id in _task_ids(env, 4, seed=4):
-        obs, info = env.reset(seed=3, options={"task_id": task_id})
-        actions = action_sequence(rng, 40, info["tools"])
-        cut = int(rng.integers(0, 6))
-        prefix = play(env, actions[:cut])
-        if prefix and (prefix[-1][3] or prefix[-1][4]):
-            continue
-        snap = json.loads(json.dumps(env.unwrapped.snapshot()))  # must survive JSON
-        if not fast_path:
-            snap["state"] = None
-        other = make_or_skip(env_id)
-        restored_obs, restored_info = other.reset(options={"snapshot": snap})
-        assert restored_obs == (prefix[-1][1] if prefix else obs)
-        assert restored_info["turn"] == cut == other.unwrapped.turn
-        assert other.unwrapped.snapshot()["transcript"] == snap["transcript"]
-        rest = actions[cut:]
-        a = play(env, rest)
-        b = play(other, rest)
-        assert [s[:5] for s in a] == [s[:5] for s in b]
-        assert [s[5]["progress"] for s in a] == [s[5]["progress"] for s in b]
+    check_snapshot_round_trip(env, lambda: make_or_skip(env_id), _task_ids(env, 4, seed=4), fast_path)
 
 
 def test_foreign_or_corrupt_snapshot_is_refused_and_changes_nothing(env_id):
@@ -323,35 +288,12 @@ def test_a_mutated_snapshot_is_refused_or_restores_what_its_replay_restores(env_
 
 def test_bad_actions_never_raise_and_change_nothing_but_the_turn(env_id):
     env = make_or_skip(env_id)
-    for task_id in _task_ids(env, 3, seed=5):
-        obs, info = env.reset(seed=0, options={"task_id": task_id})
-        _, _, terminated, truncated, _ = env.step(env.unwrapped.oracle_action() or "hello")
-        if terminated or truncated:  # the oracle's first turn ended it: test from the start
-            env.reset(seed=0, options={"task_id": task_id})
-        bad = BAD_ACTIONS + [a for a in [schema_violation(info["tools"])] if a]
-        for action in bad + [None, 12, b"bytes", {"name": "x"}]:
-            before = env.unwrapped.snapshot()
-            if env.unwrapped.turn + 1 >= info["full_budget"]:
-                break
-            obs, reward, terminated, truncated, step_info = env.step(action)
-            after = env.unwrapped.snapshot()
-            assert step_info["action_valid"] is False, action
-            assert step_info["action_error"] and isinstance(obs, str) and obs
-            assert reward == 0.0 and not terminated
-            assert after["state"] == before["state"]
-            assert after["progress"] == before["progress"] and after["solved"] == before["solved"]
-            assert after["turn"] == before["turn"] + 1
+    check_bad_actions(env, _task_ids(env, 3, seed=5))
 
 
 def test_bad_action_then_oracle_continues_as_if_it_never_happened(env_id):
     env, clean = make_or_skip(env_id), make_or_skip(env_id)
-    task_id = _task_ids(env, 1, seed=6)[0]
-    env.reset(seed=0, options={"task_id": task_id})
-    clean.reset(seed=0, options={"task_id": task_id})
-    env.step("{broken json")
-    a, b = play(env, [None] * 10_000), play(clean, [None] * 10_000)
-    assert [s[1] for s in a] == [s[1] for s in b]
-    assert a[-1][-1]["success"] and a[-1][-1]["turn"] == b[-1][-1]["turn"] + 1
+    check_bad_action_then_oracle(env, clean, _task_ids(env, 1, seed=6)[0])
 
 
 def test_step_before_reset_and_after_end_raise_clearly(env_id):
