@@ -253,6 +253,8 @@ def cmd_study(args: argparse.Namespace) -> int:
     unknown = sorted(set(rewards) - set(REWARDS))
     if unknown or len(set(rewards)) != len(rewards):
         raise UsageError(f"--rewards: each of {sorted(REWARDS)} at most once, got {args.rewards!r}")
+    if args.sft_steps and (args.quick or args.policy == "linear"):
+        raise UsageError("--sft-steps: the linear policy has no supervised base; use it with --policy lm")
     out = out_folder(args.out)
     for env_id in env_ids:
         if args.quick:
@@ -264,7 +266,8 @@ def cmd_study(args: argparse.Namespace) -> int:
         else:
             config = StudyConfig(env_id=env_id)
         config = replace(config, seed=args.seed, rewards=rewards, model=args.model, device=args.device,
-                         **({"iterations": args.iterations} if args.iterations else {}))
+                         **({"iterations": args.iterations} if args.iterations else {}),
+                         **({"sft_steps": args.sft_steps} if args.sft_steps else {}))
         run_study(out / env_id.split("/")[-1] if len(env_ids) > 1 else out, config)
     return 0
 
@@ -369,6 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="training iterations per regime (default: the study's)")
     study.add_argument("--seed", type=seed_argument, default=0,
                        help="the seed of training and evaluation (default: %(default)s)")
+    study.add_argument("--sft-steps", type=int_in(1, 1_000_000), default=None,
+                       help="supervised fine-tuning steps of the LM's base (default: the study's; "
+                            "docs/training.md: 1,200 memorise the training games)")
     study.add_argument("--quick", action="store_true", help="the linear policy's seconds-long version")
     study.add_argument("--families", default=None,
                        help="comma-separated env ids, one study each in OUT/<env> (default: --env)")
