@@ -3,6 +3,8 @@ and its episode replayed (or reported), none lost, none doubled."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
@@ -23,6 +25,22 @@ def cluster():
         ray.shutdown()
 
 
+def kill(actor) -> None:
+    """Kill ``actor`` and wait until it is gone: ``ray.kill`` lands asynchronously, so a step sent at once
+    could still run on the old process and the loss the test is about would not happen."""
+    from ray.exceptions import RayActorError
+
+    ray.kill(actor, no_restart=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.pid.remote(), timeout=10)
+        except RayActorError:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed actor still answers after 60 s")
+
+
 def oracle_actions(locals_):
     return [text_env(env).oracle_action() or "I cannot do more." for env in locals_]
 
@@ -36,7 +54,7 @@ def test_a_killed_actor_is_replaced_and_its_episode_resumed_or_reported(cluster)
         for turn in range(3):
             if turn == 1:
                 old_pid = ray.get(pool.actor(1).pid.remote())
-                ray.kill(pool.actor(1), no_restart=True)  # mid-episode: slot 1's process is gone
+                kill(pool.actor(1))  # mid-episode: slot 1's process is gone
             actions = oracle_actions(locals_)
             expected = [env.step(a) for env, a in zip(locals_, actions)]
             got = pool.step(actions)
@@ -52,7 +70,7 @@ def test_a_killed_actor_is_replaced_and_its_episode_resumed_or_reported(cluster)
 
         # reported instead: the episode ends, saying why, and the slot takes a new one
         pool.on_lost = "report"
-        ray.kill(pool.actor(0), no_restart=True)
+        kill(pool.actor(0))
         observations, rewards, terminated, truncated, infos = pool.step(oracle_actions(locals_))
         assert truncated[0] and not terminated[0] and rewards[0] == 0.0 and "lost at turn 5" in infos[0][LOST]
         assert LOST not in infos[1]
