@@ -57,7 +57,7 @@ def bench_steps(backend: str, rounds: int) -> dict:
         if backend == "docker":
             return lambda: sandbox.container.exec_run(["/bin/sh", "-c", command], user=sandbox.user,
                                                       workdir=sandbox.workdir)
-        argv = sandbox._command(["--bind", str(sandbox.workspace), sandbox.workdir], command)
+        argv = sandbox.command_line(["--bind", str(sandbox.workspace), sandbox.workdir], command)
         return lambda: subprocess.run(argv, cwd=str(sandbox.workspace), capture_output=True)
 
     def timed(fn) -> float:
@@ -74,7 +74,7 @@ def bench_steps(backend: str, rounds: int) -> dict:
     values = {name: [] for name in measures}
     try:
         for number in range(rounds):
-            if base._turn >= base.task.max_turns - 2:
+            if base.turn >= base.task.max_turns - 2:
                 env.reset(options={"task_id": base.task.id})
             names = list(measures) if number % 2 else list(measures)[::-1]
             for name in names:
@@ -144,7 +144,7 @@ def bench_backend(backend: str, rounds: int) -> dict:
         floor = []
         for _ in range(len(tasks)):
             started = time.perf_counter()
-            sandbox._exec(["true"])
+            sandbox.container.exec_run(["true"])
             floor.append(time.perf_counter() - started)
         sandbox.close()
         extra = {"engine_floor_exec_true": _ms(floor),

@@ -93,14 +93,14 @@ def without(parts: tuple[str, ...]) -> Iterator[None]:
     the same); ``validation``: tool arguments taken unchecked; ``result encoding``: tool results not
     written as JSON."""
     saved = [(TurnCheck, "problem", TurnCheck.problem), (Tool, "validation_error", Tool.validation_error),
-             (fc_env_module, "_encode", fc_env_module._encode)]
+             (fc_env_module, "encode_result", fc_env_module.encode_result)]
     try:
         if "answer check" in parts:
             TurnCheck.problem = lambda self, domain, state, message: None
         if "validation" in parts:
             Tool.validation_error = lambda self, arguments: None
         if "result encoding" in parts:
-            fc_env_module._encode = lambda result: "{}"
+            fc_env_module.encode_result = lambda result: "{}"
         yield
     finally:
         for owner, name, value in saved:
@@ -232,7 +232,7 @@ def scoring_samples(env: FunctionCallingEnv, solutions: list[list[str]]) -> list
         env.reset(options={"task_index": index})
         for action in actions:
             if not action.startswith("{"):
-                domain, turn = env._domain, env.task["turns"][env.user_turn]
+                domain, turn = env.domain, env.task["turns"][env.user_turn]
                 state = json.loads(json.dumps(env.backend_state))  # frozen copy of the state at that moment
                 if TurnCheck is None:
                     samples.append(lambda d=domain, s=state, t=turn, m=action: turn_problem(d, s, t, m))
@@ -263,7 +263,7 @@ def backend_rate(env: FunctionCallingEnv, solutions: list[list[str]], repeats: i
         env.reset(options={"task_index": index})
         calls = [(env.tools[c.name].function, c.arguments) for a in actions
                  for c in parse_action(a, env.tools, allow_message=True).calls]
-        tasks.append((env._domain.backend, env.task["initial_state"], calls))
+        tasks.append((env.domain.backend, env.task["initial_state"], calls))
     count = sum(len(calls) for _, _, calls in tasks) * repeats
 
     def run() -> None:

@@ -88,9 +88,9 @@ def first_step(env: gym.Env, **start) -> None:
 
 def counted(base, replay: Callable[[], tuple[float, int]]) -> tuple[float, int, int, int]:
     """``replay()``'s CPU seconds and steps, and the cache hits and misses it made."""
-    hits, misses = base._distance.hits, base._distance.misses
+    hits, misses = base.oracle_distance.hits, base.oracle_distance.misses
     seconds, steps = replay()
-    return seconds, steps, base._distance.hits - hits, base._distance.misses - misses
+    return seconds, steps, base.oracle_distance.hits - hits, base.oracle_distance.misses - misses
 
 
 def measure(env_id: str, kwargs: dict, runs: list[tuple[dict, list[str]]], rounds: int) -> dict:

@@ -121,13 +121,12 @@ def starts(env: WebEnv) -> list[dict[str, Any]]:
 
 
 def replay_rate(env: WebEnv, solutions: list[list[str]], repeats: int, cold: bool) -> dict[str, float]:
-    index_cache = env.catalogue.index._cache
     steps = sum(map(len, solutions)) * repeats
     elapsed = 0.0
     for _ in range(repeats):
         for start, actions in zip(starts(env), solutions):
             if cold:
-                index_cache.clear()
+                env.catalogue.index.clear_cache()
             elapsed += seconds(lambda: play(env, [start], [actions]))
     measured = rate(steps, elapsed)
     return {**measured, "target_steps_per_s": TARGET_STEPS_PER_S,

@@ -733,6 +733,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         return [tool.shared_schema for tool in self.tools.values()]
 
     @property
+    def oracle_distance(self) -> OracleDistance | None:
+        """The oracle-distance reward's cache (``hits`` and ``misses``), None unless
+        ``reward_mode="oracle_distance"``."""
+        return self._distance
+
+    @property
     def turn(self) -> int:
         """Turns taken in this episode, a restored prefix included."""
         return self._turn

@@ -117,10 +117,11 @@ if getattr(json.encoder, "c_make_encoder", None) is not None:
         None, _RESULT_ENCODER.default, json.encoder.encode_basestring, None,
         _RESULT_ENCODER.key_separator, _RESULT_ENCODER.item_separator, False, False, True)
 
-    def _encode(result: Any) -> str:
+    def encode_result(result: Any) -> str:
+        """A tool result (a tree of JSON values) as the JSON text the agent reads."""
         return "".join(_C_ENCODER(result, 0))
 else:  # pragma: no cover - CPython has the C encoder
-    _encode = _RESULT_ENCODER.encode
+    encode_result = _RESULT_ENCODER.encode
 
 
 def _hashable(value: Any) -> Any:
@@ -276,7 +277,8 @@ class FunctionCallingEnv(TextEnv):
         before = self._backend.state
         copy = self._domain.backend(copy_state(before))  # type: ignore[union-attr]
         outcomes = [self._run(copy, call) for call in calls]
-        return copy, outcomes, unseen_value(calls, [text for text, _ in outcomes], self.seen_text(), _encode(before))
+        texts = [text for text, _ in outcomes]
+        return copy, outcomes, unseen_value(calls, texts, self.seen_text(), encode_result(before))
 
     def seen_text(self) -> str:
         """Everything the agent has seen in this episode: the opening and every observation since."""
@@ -367,9 +369,9 @@ class FunctionCallingEnv(TextEnv):
         if call.name not in self.tools:
             return "", True
         try:
-            return _encode(self.tools[call.name].function(backend, **call.arguments)), False
+            return encode_result(self.tools[call.name].function(backend, **call.arguments)), False
         except ToolError as err:
-            return _encode({"error": str(err)}), True
+            return encode_result({"error": str(err)}), True
 
     def propose_mistake(self, kind: str, plan: Sequence[Action], rng: random.Random) -> tuple[Action, str] | None:
         return mistakes.propose(self, self._domain, kind, plan, rng)  # type: ignore[arg-type]
@@ -448,6 +450,11 @@ class FunctionCallingEnv(TextEnv):
     # ------------------------------------------------------------------ helpers
 
     @property
+    def domain(self) -> Domain | None:
+        """The current task's domain (its backend class, checks and planner); None before a reset."""
+        return self._domain
+
+    @property
     def backend_state(self) -> Mapping[str, Any]:
         """The service's current state (read it, do not change it)."""
         return self._backend.state
@@ -495,7 +502,7 @@ class FunctionCallingEnv(TextEnv):
         unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers)]
         if not unseen:
             return False
-        held = _encode(self._backend.state)
+        held = encode_result(self._backend.state)
         return any(has_fact(held, fact) for fact in unseen)
 
     def _restates_record(self, turn: Mapping[str, Any], message: str) -> bool:

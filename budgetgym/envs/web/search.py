@@ -67,6 +67,10 @@ class SearchIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def clear_cache(self) -> None:
+        """Forget the ranked queries (the next search of each ranks afresh, as in a new process)."""
+        self._cache.clear()
+
     def search(self, query: str, limit: int = MAX_RESULTS) -> tuple[str, ...]:
         """The ids of the products matching ``query``, best first; empty when no term is known."""
         cached = self._cache.get(query)

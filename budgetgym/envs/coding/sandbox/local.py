@@ -311,7 +311,9 @@ class LocalSandbox(Sandbox):
 
     # ------------------------------------------------------------------ commands
 
-    def _command(self, bind: list[str], command: str) -> list[str]:
+    def command_line(self, bind: list[str], command: str) -> list[str]:
+        """The argv that runs ``command`` in the sandbox with ``bind`` (bwrap's bind arguments): the line
+        every run spawns, limits and namespaces included, so it can also be run (and timed) bare."""
         limits = self.limits
         rlimits = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds}", f"--fsize={limits.file_bytes}",
                    "--nofile=256", "--core=0"]
@@ -340,7 +342,7 @@ class LocalSandbox(Sandbox):
         self._check_alive()
         bind = ["--bind", str(self.workspace), WORKDIR] if self.isolated else []
         cwd = str(self.workspace)
-        result = self._spawn(self._command(bind, command), cwd, timeout)
+        result = self._spawn(self.command_line(bind, command), cwd, timeout)
         over = self._workspace_size() - self.limits.workspace_bytes
         if over > 0:
             removed = self._trim_workspace(over)
@@ -357,7 +359,7 @@ class LocalSandbox(Sandbox):
         try:
             self._write_tree(grade, files, own=False)  # owned by this process's user: read-only to the sandbox
             bind = ["--ro-bind", str(grade), WORKDIR] if self.isolated else []
-            return self._spawn(self._command(bind, command), str(grade), timeout)
+            return self._spawn(self.command_line(bind, command), str(grade), timeout)
         finally:
             shutil.rmtree(grade, ignore_errors=True)
 
