@@ -23,7 +23,7 @@ from budgetgym.core.env import snapshot_digest
 from budgetgym.envs.navigation import NavigationEnv, games
 from budgetgym.envs.navigation.engine import GameEngine, clean_text
 from budgetgym.eval.exploits.navigation import ChainExplore, CycleAdmissible, PackAdmissible
-from budgetgym.envs.navigation.generate import GRAMMARS_PATH, TIERS, build_game
+from budgetgym.envs.navigation.generate import GRAMMARS_PATH, TIERS, UnwinnableGame, build_game, finish_record
 
 TASKS = load_tasks("navigation")
 FAILURES = load_failure_states("navigation")
@@ -158,6 +158,23 @@ def test_a_game_rebuilds_from_its_recorded_seed_byte_for_byte_on_any_day(tmp_pat
     assert compiled[0x12:0x18] in days  # the compiler's own date, in that zone
     assert gzip.decompress((tmp_path / "nav-easy-004.z8.gz").read_bytes()) == gzip.decompress(
         (games.GAMES_DIR / "nav-easy-004.z8.gz").read_bytes())
+
+
+def test_a_seed_whose_walkthrough_the_parser_cannot_follow_is_refused_not_shipped(tmp_path, monkeypatch):
+    """Easy-tier seed 100171: TextWorld writes ``take type P latchkey from box`` in a room with a
+    ``box`` and a ``type P box``, and its own parser only asks which box is meant. The build plays the
+    oracle on every seed and skips such a one instead of shipping a task no agent can win."""
+    tier = next(t for t in TIERS if t.name == "easy")
+    record = build_game(tier, 171, 100171, tmp_path / "work", out=tmp_path)
+    assert record is not None and record["walkthrough"][0] == "take type P latchkey from box"
+    story_path, load_game = games.story_path, games.load_game
+    monkeypatch.setattr(games, "story_path", lambda game: story_path(game, tmp_path))  # the env plays it from tmp_path
+    monkeypatch.setattr(games, "load_game", lambda game: load_game(game, tmp_path))
+    try:
+        with pytest.raises(UnwinnableGame, match="did not win"):
+            finish_record(record)
+    finally:
+        games.forget(record["game"], tmp_path)
 
 
 # ------------------------------------------------------------------ the engine against TextWorld

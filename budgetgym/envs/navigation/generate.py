@@ -5,7 +5,7 @@ Every game comes from TextWorld's own generator (``textworld.generator.make_game
 ``compile_game``; the Inform 7 compiler ships in the ``textworld`` wheel, so no network is needed),
 with the options of its tier (``TIERS``) and a recorded seed. A seed whose quest the generator
 cannot build (or whose walkthrough is shorter than the tier's ``min_commands``, or whose oracle
-takes more turns than its ``max_oracle_turns`` or than its walkthrough) is skipped, so the
+does not win it, or takes more turns than its ``max_oracle_turns`` or than its walkthrough) is skipped, so the
 set is the first ``per_tier`` (or the tier's ``games``) seeds from each tier's base that work; the
 seed of every game is recorded in its task record, and ``build_games(only=ID)`` rebuilds one game.
 
@@ -154,8 +154,16 @@ def build_game(tier: Tier, index: int, seed: int, workdir: Path, out: Path = GAM
     }
 
 
+class UnwinnableGame(RuntimeError):
+    """The oracle, played through the env, does not win a generated game."""
+
+
 def finish_record(record: dict) -> dict:
-    """Play the oracle through the env to a win; the full budget follows from its turn count."""
+    """Play the oracle through the env to a win; the full budget follows from its turn count.
+
+    Raises :class:`UnwinnableGame` where it does not: TextWorld's generator can write a walkthrough
+    its own parser cannot follow (``take latchkey from box`` in a room with a ``box`` and a ``type P
+    box`` only asks which box is meant), and the build skips such a seed."""
     from budgetgym.core.budgets import full_budget
     from budgetgym.core.rollout import rollout
     from budgetgym.core.tasks import TaskSet
@@ -167,7 +175,7 @@ def finish_record(record: dict) -> dict:
     try:
         played = rollout(env, "oracle", seed=0, options={"task_id": record["id"]})
         if not played.success:
-            raise RuntimeError(f"{record['id']}: the oracle did not win the game")
+            raise UnwinnableGame(f"{record['id']}: the oracle did not win the game")
     finally:
         env.close()
     return dict(draft, oracle_turns=played.turns, max_turns=full_budget(played.turns))
@@ -207,14 +215,17 @@ def build_games(per_tier: int = PER_TIER, only: str | None = None, tasks_only: b
                 seed += 1
                 if record is None:
                     continue
-                if tier.max_oracle_turns is not None:
-                    # ``1x`` is the oracle's turns: no longer than TextWorld's own solution, nor the tier's cap.
-                    turns = finish_record(record)["oracle_turns"]
-                    from budgetgym.envs.navigation.games import forget
+                from budgetgym.envs.navigation.games import forget
 
+                try:
+                    turns = finish_record(record)["oracle_turns"]
+                except UnwinnableGame:  # e.g. the walkthrough names an object the parser finds ambiguous
+                    continue
+                finally:
                     forget(record["game"])  # the next seed of this index writes the game's files again
-                    if turns > min(tier.max_oracle_turns, len(record["walkthrough"])):
-                        continue
+                # ``1x`` is the oracle's turns: no longer than TextWorld's own solution, nor the tier's cap.
+                if tier.max_oracle_turns is not None and turns > min(tier.max_oracle_turns, len(record["walkthrough"])):
+                    continue
                 records[record["id"]] = record
                 print(f"{record['id']}: seed {record['generator']['seed']}, {len(record['walkthrough'])} steps, "
                       f"{time.time() - started:.1f}s", file=sys.stderr, flush=True)
