@@ -5,9 +5,10 @@ Every game comes from TextWorld's own generator (``textworld.generator.make_game
 ``compile_game``; the Inform 7 compiler ships in the ``textworld`` wheel, so no network is needed),
 with the options of its tier (``TIERS``) and a recorded seed. A seed whose quest the generator
 cannot build (or whose walkthrough is shorter than the tier's ``min_commands``, or whose oracle
-does not win it, or takes more turns than its ``max_oracle_turns`` or than its walkthrough) is skipped, so the
-set is the first ``per_tier`` (or the tier's ``games``) seeds from each tier's base that work; the
-seed of every game is recorded in its task record, and ``build_games(only=ID)`` rebuilds one game.
+does not win it, or takes more turns than its ``max_oracle_turns`` or than its walkthrough) is
+skipped, so the set is the first ``per_tier`` (or the tier's ``games``) seeds from each tier's base
+that work; the seed of every game is recorded in its task record, and ``build_games(only=ID)``
+rebuilds one game.
 
 Shipped per game, in ``budgetgym/assets/navigation/games/``:
 
@@ -189,6 +190,7 @@ def build_games(per_tier: int = PER_TIER, only: str | None = None, tasks_only: b
     ``only`` rebuilds one game from its recorded seed, ``tasks_only`` none (the records are
     recomputed from the shipped games)."""
     from budgetgym.core.jsonl import read_jsonl
+    from budgetgym.envs.navigation.games import forget
 
     existing = {r["id"]: r for r in read_jsonl(TASKS_PATH)} if TASKS_PATH.exists() else {}
     unknown = set(tiers or ()) - {tier.name for tier in TIERS}
@@ -206,7 +208,7 @@ def build_games(per_tier: int = PER_TIER, only: str | None = None, tasks_only: b
                         continue
                     if only == gid:
                         rec = build_game(tier, int(gid.rsplit("-", 1)[1]), rec["generator"]["seed"], work)
-                    records[gid] = rec
+                    records[gid] = finish_record(rec)
                 continue
             seed, index = tier.seed_base, 0
             while index < (tier.games or per_tier):
@@ -215,19 +217,18 @@ def build_games(per_tier: int = PER_TIER, only: str | None = None, tasks_only: b
                 seed += 1
                 if record is None:
                     continue
-                from budgetgym.envs.navigation.games import forget
-
                 try:
-                    turns = finish_record(record)["oracle_turns"]
+                    finished = finish_record(record)
                 except UnwinnableGame:  # e.g. the walkthrough names an object the parser finds ambiguous
                     continue
                 finally:
                     forget(record["game"])  # the next seed of this index writes the game's files again
-                # ``1x`` is the oracle's turns: no longer than TextWorld's own solution, nor the tier's cap.
-                if tier.max_oracle_turns is not None and turns > min(tier.max_oracle_turns, len(record["walkthrough"])):
-                    continue
-                records[record["id"]] = record
+                if tier.max_oracle_turns is not None:
+                    # ``1x`` is the oracle's turns: no longer than TextWorld's own solution, nor the tier's cap.
+                    if finished["oracle_turns"] > min(tier.max_oracle_turns, len(record["walkthrough"])):
+                        continue
+                records[record["id"]] = finished
                 print(f"{record['id']}: seed {record['generator']['seed']}, {len(record['walkthrough'])} steps, "
                       f"{time.time() - started:.1f}s", file=sys.stderr, flush=True)
                 index += 1
-    return [finish_record(record) for record in records.values()]  # in the order of TIERS, then index
+    return list(records.values())  # in the order of TIERS, then index
