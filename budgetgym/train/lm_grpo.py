@@ -27,7 +27,7 @@ import numpy as np
 from budgetgym.core import read_jsonl, rollout, text_env, write_jsonl
 from budgetgym.core.jsonl import dumps_line
 from budgetgym.train.grpo import REGIMES
-from budgetgym.train.lm import ChatBatch, LMAgent
+from budgetgym.train.lm import ChatBatch, LMAgent, logits_at, release, train_top_layers
 
 #: The study's reward names and the env's ``reward_mode`` each one is.
 REWARDS = {"sparse": "sparse", "milestone": "progress", "oracle-distance": "oracle_distance"}
@@ -47,6 +47,8 @@ class LMTrainConfig:
     seed: int = 0
     #: Train on the tasks whose oracle needs at most this many turns (None: every training task).
     max_oracle_turns: int | None = None
+    #: Update only the model's top this many decoder layers (None: all; :func:`~budgetgym.train.lm.train_top_layers`).
+    train_layers: int | None = None
 
     def __post_init__(self) -> None:
         if self.regime not in REGIMES:
@@ -78,10 +80,10 @@ def sequence_log_prob(model: Any, trace: list[tuple[list[int], list[bool]]]) -> 
         targets = [i for i in range(1, len(ids)) if sampled[i]]
         if not targets:
             continue
-        logits = model(input_ids=torch.tensor([ids], device=device)).logits[0]
-        where = torch.tensor(targets, device=device)
-        log_probs = torch.log_softmax(logits[where - 1].float(), -1)
-        total = total + log_probs.gather(1, torch.tensor(ids, device=device)[where][:, None]).sum()
+        where = torch.zeros((1, len(ids)), dtype=torch.bool, device=device)
+        where[0, [i - 1 for i in targets]] = True  # the positions that predicted each sampled token
+        log_probs = torch.log_softmax(logits_at(model, torch.tensor([ids], device=device), where), -1)
+        total = total + log_probs.gather(1, torch.tensor([ids[i] for i in targets], device=device)[:, None]).sum()
         count += len(targets)
     return total / max(count, 1)
 
@@ -120,7 +122,7 @@ def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path,
     (out / "config.json").write_text(json.dumps(wanted, indent=2, sort_keys=True))
     agent = LMAgent(model, tokenizer, name=name, temperature=config.temperature, max_new_tokens=config.max_new_tokens)
     chat = ChatBatch(model, tokenizer, temperature=config.temperature, max_new_tokens=config.max_new_tokens)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
+    optimizer = torch.optim.AdamW(train_top_layers(model, config.train_layers), lr=config.learning_rate, weight_decay=0.0)
     envs = [training_env(config.env_id, config.regime, config.reward) for _ in range(config.group_size)]
     write_jsonl(out / "curve.jsonl", [])
     try:
@@ -133,6 +135,7 @@ def train_lm(config: LMTrainConfig, model: Any, tokenizer: Any, out: str | Path,
                 if progress is not None:
                     progress(row)
     finally:
+        release(model)
         for env in envs:
             env.close()
     model.save_pretrained(out / "model")
@@ -197,7 +200,7 @@ def policy_gradient_step(model: Any, optimizer: Any, groups: list[tuple[list[tup
             loss.backward()
             losses.append(float(loss.detach()))
     if losses:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
         optimizer.step()
     model.eval()
     return losses
