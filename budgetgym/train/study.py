@@ -82,6 +82,8 @@ class StudyConfig:
     sft_learn: str = "oracle"
     sft_batch_size: int = 8
     sft_learning_rate: float = 3e-3
+    #: Update only the model's top this many decoder layers, in SFT and GRPO (None: all of it).
+    train_layers: int | None = None
     max_new_tokens: int = 48
     #: Train and measure on the tasks whose oracle needs at most this many turns (None: all tasks).
     max_oracle_turns: int | None = 10
@@ -98,6 +100,16 @@ class StudyConfig:
                              recovery_attempts=1, recovery_states=1, lm_size="micro", sft_tasks=2, sft_episodes=1,
                              sft_steps=2, sft_batch_size=2, max_new_tokens=12, max_oracle_turns=None, threads=None),
                       **changes})
+
+    @classmethod
+    def pretrained(cls, env_id: str = "budgetgym/Navigation-v0", model: str = "smollm2-135m-instruct",
+                   **changes: Any) -> "StudyConfig":
+        """The study from a pretrained causal LM (a directory, a GGUF file or a
+        :data:`~budgetgym.train.lm.KNOWN_MODELS` name): learning rates for a pretrained model, and
+        only its top 10 layers trained. Sized for a GPU: with SmolLM2-135M on 2 CPU cores its SFT alone
+        took 45 minutes (docs/training.md)."""
+        return cls(**{**dict(env_id=env_id, model=model, sft_steps=100, sft_batch_size=4, sft_learning_rate=1e-4,
+                             learning_rate=1e-5, train_layers=10, threads=None), **changes})
 
     @classmethod
     def linear(cls, env_id: str = "budgetgym/Navigation-v0") -> "StudyConfig":
@@ -155,14 +167,14 @@ def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) 
                                                   episodes_per_task=config.sft_episodes, task_ids=train_ids,
                                                   budget=BudgetSpec(reveal="remaining"), seed=config.seed,
                                                   oracle_flags=flags)
-        made = Path(config.model) if config.model else lm.make_tiny_lm(out / "init", conversations,
-                                                                       size=config.lm_size, seed=config.seed)
+        made = config.model or lm.make_tiny_lm(out / "init", conversations, size=config.lm_size, seed=config.seed)
         model, tokenizer = lm.load(made, device=config.device)
         context = int(getattr(model.config, "max_position_embeddings", 2048))
         curve = lm.supervised_fine_tune(model, tokenizer, conversations, steps=config.sft_steps, seed=config.seed,
                                         batch_size=config.sft_batch_size, learning_rate=config.sft_learning_rate,
                                         max_length=context, log=log,
-                                        learn=flags if config.sft_learn == "oracle" else None)
+                                        learn=flags if config.sft_learn == "oracle" else None,
+                                        train_layers=config.train_layers)
         write_jsonl(out / "sft_curve.jsonl", curve)
         model.save_pretrained(base_dir)
         tokenizer.save_pretrained(base_dir)
@@ -178,7 +190,8 @@ def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) 
             train_config = LMTrainConfig(config.env_id, regime, reward, iterations=config.iterations,
                                          tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
                                          learning_rate=config.learning_rate, max_new_tokens=config.max_new_tokens,
-                                         seed=config.seed, max_oracle_turns=config.max_oracle_turns)
+                                         seed=config.seed, max_oracle_turns=config.max_oracle_turns,
+                                         train_layers=config.train_layers)
             policies[name] = train_lm(train_config, model, tokenizer, out / f"train-{name}", name=name,
                                       progress=lambda row: log(f"  iteration {row['iteration']}: success "
                                                                f"{row['success_rate']:.2f}, loss {row['loss']:+.4f}"))
@@ -526,7 +539,12 @@ def _limitations(summary: dict[str, Any]) -> list[str]:
     if config.get("max_oracle_turns") is not None:
         lines.append(f"- Tasks: only those whose oracle needs at most {config['max_oracle_turns']} turns, in training "
                      "and measurement alike: what is found holds for short tasks of this family, not its longer ones.")
-    if config.get("policy", "linear") == "lm":
+    if config.get("policy", "linear") == "lm" and config.get("model"):
+        trained = f"its top {config['train_layers']} layers" if config.get("train_layers") else "all of it"
+        lines += [f"- The policy is the pretrained model `{config['model']}`, fine-tuned ({trained}) on a few hundred "
+                  "scripted episodes of one family. The reference findings are about LLMs trained at scale; a "
+                  "model this small can only show whether the same direction appears at its size."]
+    elif config.get("policy", "linear") == "lm":
         lines += ["- The policy is a language model of a few million parameters at most, trained from scratch on a "
                   "few hundred scripted episodes: no pretrained prior, a tokenizer trained on the suite's own text. "
                   "The reference findings are about LLMs trained at scale; a miniature can only show whether the "
