@@ -257,6 +257,13 @@ def cmd_study(args: argparse.Namespace) -> int:
         raise UsageError("--sft-steps: the linear policy has no supervised base; use it with --policy lm")
     if args.model and (args.quick or args.policy == "linear"):
         raise UsageError("--model: the linear policy is not a language model; use it with --policy lm")
+    if args.model:
+        from budgetgym.train.lm import model_path
+
+        try:
+            model_path(args.model)
+        except ValueError as err:
+            raise UsageError(f"--model: {err}") from None
     out = out_folder(args.out)
     for env_id in env_ids:
         if args.quick:

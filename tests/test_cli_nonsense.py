@@ -59,6 +59,9 @@ PARSED = [
     ["play", TOY_ID, "--seed", "-1"], ["report", "nowhere", "--k", ","],
     ["play", TOY_ID, "--task", ""], ["play", TOY_ID, "--task", "  "], ["play", TOY_ID, "--split", ""],
     ["study", "--model", ""], ["study", "--device", "bogus"], ["study", "--device", "cuda:x"],
+    # Not a model: checked before the study's corpus is played (transformers would take it for a hub id).
+    ["study", "--model", "/nonexistent/model"], ["study", "--model", "a" * 5000], ["study", "--model", "/etc/passwd/x"],
+    ["study", "--model", "model.gguf"], ["study", "--model", "smollm2-135m-instruct", "--policy", "linear"],
     [*EVAL, "--max-tokens", str(10**30)],
     ["no-such-command"], [],
 ]

