@@ -199,6 +199,53 @@ def test_fast_validation_agrees_with_jsonschema(schema, arguments):
     assert fast_verdict == expected
 
 
+TEXT_SCHEMAS = [
+    {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+    {"type": "object", "properties": {"q": {"type": "string", "minLength": 1, "maxLength": 3, "description": "Q."}},
+     "required": ["q"], "additionalProperties": False},
+    {"type": "object", "properties": {"q": {"type": "string", "maxLength": 2}}, "additionalProperties": False},
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string", "minLength": 2}},
+     "required": ["a"], "additionalProperties": False},
+]
+texts = st.one_of(st.text(max_size=5), st.sampled_from(["", "\ud800", "\U0001f600\U0001f600", "abc", "abcd"]))
+
+
+class _Text(str):
+    pass
+
+
+@settings(max_examples=400, deadline=None)
+@given(schema=st.sampled_from(TEXT_SCHEMAS),
+       arguments=st.one_of(st.dictionaries(st.sampled_from(["q", "a", "b", "x"]), st.one_of(texts, json_values), max_size=3),
+                           json_values))
+def test_the_plain_check_of_text_fields_agrees_with_jsonschema(schema, arguments):
+    """Schemas of string properties only get a plain check instead of the compiled one: it accepts
+    only what jsonschema accepts, and every plain dict of plain strings that jsonschema accepts."""
+    import jsonschema
+
+    tool = Tool("t", "t", schema)
+    accepts = tool.validator._accepts
+    assert accepts is not None
+    expected = jsonschema.Draft202012Validator(schema).is_valid(arguments)
+    assert (tool.validation_error(arguments) is None) == expected
+    if accepts(arguments):
+        assert expected
+    elif expected:  # turned down, valid all the same: only what is not a plain dict of plain strings
+        assert type(arguments) is not dict or any(type(v) is not str for v in arguments.values())
+
+
+def test_the_plain_check_leaves_subclasses_and_other_schemas_to_the_validators():
+    tool = Tool("t", "t", TEXT_SCHEMAS[1])
+    assert not tool.validator._accepts({"q": _Text("ab")}) and tool.validation_error({"q": _Text("ab")}) is None
+    assert tool.validation_error({"q": ""}) == "'' should be non-empty (at 'q')"
+    assert tool.validation_error({"q": "abcd"}) == "'abcd' is too long (at 'q')"
+    assert Tool("l", "l", LS.parameters).validator._accepts({"path": "/"})
+    for other in (MV.parameters, SCHEMAS[3],
+                  {"type": "object", "properties": {"q": {"type": "string", "pattern": "^a"}}, "additionalProperties": False},
+                  {"type": "object", "properties": {"q": {"type": "string"}}}):
+        assert Tool("o", "o", other).validator._accepts is None
+
+
 def test_tuple_schemas_are_validated_fast_and_alike():
     tool = Tool("t", "t", SCHEMAS[-1])
     assert tool.validator.fast
