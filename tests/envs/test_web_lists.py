@@ -169,3 +169,42 @@ def test_reopen_and_leave_farms_nothing_and_the_probe_finds_no_farm():
     assert sum(p.reward for p in farmed) <= max(0.0, sum(p.reward for p in randomly)) + 1e-9
     result = run_exploit_probe("budgetgym/Web-v0", tasks="test", sample=4, seed=1, reward_mode="progress")
     assert not result["flagged"], format_exploit_table(result)
+
+
+def _admissible_by_definition(env):
+    """The admissible actions as the module docstring defines them, from the open page's elements."""
+    shop = env.shop
+    if shop.done:
+        return []
+    return ["search[<query>]", *(f"click[{label}]" for label in shop.elements()), *(["back"] if shop.history else [])]
+
+
+def test_admissible_actions_are_the_open_pages_elements_on_wandering_episodes():
+    # The env keeps a page's click actions by what the page shows (a results page's query and
+    # number, an item page's product and whether the order is a list): wandering twice over lists
+    # and single items, back and forth, the second time on pages seen before, checks them against
+    # the page itself.
+    env = WebEnv()
+    tasks = lists(env, "test")[:4] + [t for t in env.tasks if "goals" not in t.data][:4]
+    for round_ in range(2):
+        rng = random.Random(11)
+        for number, task in enumerate(tasks):
+            _, info = env.reset(seed=number, options={"task_id": task.id})
+            for _ in range(30):
+                assert info["admissible_actions"] == _admissible_by_definition(env), (round_, task.id)
+                options = [a for a in info["admissible_actions"] if a != "search[<query>]"] + ["back"]
+                action = env.oracle_action() if rng.random() < 0.5 else rng.choice(options)
+                if action is None:
+                    break
+                _, _, terminated, truncated, info = env.step(action)
+                if terminated or truncated:
+                    assert info["admissible_actions"] == _admissible_by_definition(env)
+                    assert (info["admissible_actions"] == []) == terminated
+                    break
+    # The same product's page in a list (with Add to Cart) and for a single item (without).
+    single = next(t for t in env.tasks if "goals" not in t.data)
+    for task in (lists(env)[0], single, lists(env)[0]):
+        env.reset(seed=0, options={"task_id": task.id})
+        env.shop.page = {"kind": "item", "product": env.catalogue.products[0].id, "selected": {}}
+        assert env.admissible_actions() == _admissible_by_definition(env)
+        assert (f"click[{ADD}]" in env.admissible_actions()) == ("goals" in task.data)

@@ -74,6 +74,7 @@ _BARE = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
 _BACK = frozenset({"back", "go back", "back()"})
 _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
+_CLICKS_KEPT = 4096  # pages whose click actions an env keeps (the oldest forgotten first), as the search's queries
 
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
@@ -117,6 +118,11 @@ class WebEnv(TextEnv):
         self.last_error: str | None = None
         self._orders: dict[str, Order] = {}
         self._fitting: dict[str, tuple[frozenset[str], ...]] = {}
+        # A page's click actions follow from what it shows (a results page from its query and number,
+        # an item page from its product and whether the order is a list), and the catalogue is the
+        # env's for good: kept per page content, so a page seen before costs a lookup, not a string
+        # per element.
+        self._clicks: dict[tuple[Any, ...], tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ episode
 
@@ -191,6 +197,8 @@ class WebEnv(TextEnv):
             index = met.index(False)  # the goal being shopped for (Shop.goal): the first the cart does not meet
         else:
             count = index = 0  # nothing met yet (a single goal's cart is always empty)
+        if kind == "search":  # no milestone: the sum below with 0.0 added
+            return READY * count / len(goals)
         fitting = self.fitting(self.task)[index]
         milestone = 0.0
         if kind == "results":
@@ -237,10 +245,19 @@ class WebEnv(TextEnv):
 
     def admissible_actions(self) -> list[str] | None:
         shop = self.shop
-        if shop is None or shop.page["kind"] == "done":
+        if shop is None:
             return []
-        actions = [SEARCH_TEMPLATE]
-        actions += [f"click[{label}]" for label in shop.elements()]
+        page = shop.page
+        kind = page["kind"]
+        if kind == "done":
+            return []
+        key = (kind, page["query"], page["page"]) if kind == "results" else (kind, page.get("product"), shop.order.is_list)
+        clicks = self._clicks.get(key)
+        if clicks is None:
+            if len(self._clicks) >= _CLICKS_KEPT:
+                del self._clicks[next(iter(self._clicks))]
+            clicks = self._clicks[key] = tuple(f"click[{label}]" for label in shop.elements())
+        actions = [SEARCH_TEMPLATE, *clicks]
         if shop.history:
             actions.append("back")
         return actions
