@@ -32,6 +32,7 @@ import json
 import math
 import random
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any, ClassVar, Collection, Mapping, Sequence
 
 import gymnasium as gym
@@ -215,6 +216,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._turn = 0
         self._calls = 0
         self._transcript: list[tuple[str, str]] = []
+        # The canonical text of each pair of a transcript list, for snapshots (_snapshot_text).
+        self._transcript_texts: tuple[list[tuple[str, str]], list[str]] = (self._transcript, [])
         self._first_observation = ""
         self._last_observation = ""
         self._solved = False
@@ -520,8 +523,27 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             "progress": self._progress,
             "state": self._get_state(),
         }
-        snap["digest"] = snapshot_digest(snap)
+        snap["digest"] = _digest(self._snapshot_text(snap))
         return snap
+
+    def _snapshot_text(self, snap: Mapping[str, Any]) -> str:
+        """``snap``'s canonical JSON, the same bytes as :func:`snapshot_digest` hashes, built from
+        its fields' texts (a test holds them equal): each transcript pair is encoded once, at the
+        first snapshot that holds it (the transcript only grows until the next reset or restore
+        replaces the list), and the scalar fields mostly without an encoder call."""
+        pairs = self._transcript_texts
+        if pairs[0] is not self._transcript:
+            pairs = self._transcript_texts = (self._transcript, [])
+        texts = pairs[1]
+        for pair in self._transcript[len(texts):]:
+            texts.append(_canonical(list(pair)))
+        parts = []
+        for key, prefix in _SORTED_FIELDS:
+            if key == "transcript":
+                parts.append(prefix + "[" + ",".join(texts) + "]")
+            else:
+                parts.append(prefix + _field_text(snap[key]))
+        return "{" + ",".join(parts) + "}"
 
     def _restore(self, snap: Any) -> str:
         """Restore ``snap`` all or nothing: everything is checked, and the episode is rebuilt on a
@@ -776,12 +798,31 @@ def _same_status(a: tuple[bool, bool, float], b: tuple[bool, bool, float]) -> bo
     return a[0] == b[0] and a[1] == b[1] and math.isclose(a[2], b[2], abs_tol=1e-9)
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+# One encoder for every canonical text: json.dumps would build a new one at each call.
+_canonical = json.JSONEncoder(sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode
+# Each snapshot field's key as the canonical text writes it, in its (sorted) order.
+_SORTED_FIELDS = tuple((key, _canonical(key) + ":") for key in sorted(_SNAPSHOT_FIELDS))
+
+
+def _field_text(value: Any) -> str:
+    """``_canonical(value)``: a str, int, bool or None written as the encoder writes it, without
+    calling it (the call costs more than the text); any other value (a float, the state) by the encoder."""
+    if type(value) is str:
+        return encode_basestring_ascii(value)
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return int.__repr__(value)
+    return _canonical(value)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def snapshot_digest(snap: Mapping[str, Any]) -> str:
     """A hash of every field of a snapshot but ``digest`` itself: a snapshot whose digest matches is
     exactly what an env wrote (it detects corruption and edits, not deliberate forgery)."""
-    body = {key: value for key, value in snap.items() if key != "digest"}
-    return hashlib.sha256(_canonical(body).encode()).hexdigest()[:32]
+    return _digest(_canonical({key: value for key, value in snap.items() if key != "digest"}))
