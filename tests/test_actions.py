@@ -114,6 +114,14 @@ def test_call_syntax_is_never_evaluated(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("text", ["``````", "```json\n```", "```   ```", "  ```\n\n```  "])
+@pytest.mark.parametrize("allow_message", [False, True])
+def test_an_empty_code_block_is_a_clear_error(text, allow_message):
+    # It raised IndexError out of the parser (and out of every env's step).
+    with pytest.raises(ActionError, match="The action is an empty code block. Expected a tool call"):
+        parse_action(text, TOOLS, allow_message=allow_message)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),

@@ -161,6 +161,8 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
         fence = _CODE_FENCE.match(stripped)
         if fence:
             stripped = fence.group(1).strip()
+            if not stripped:  # the steps below read its first character
+                raise _Problem("The action is an empty code block.")
 
     # JSON and call syntax are tried before <tool_call> blocks: an argument may contain that tag.
     calls: list[ToolCall] | None = None
