@@ -34,19 +34,26 @@ The contract:
   remaining turns do (the lookups made in a FunctionCalling user turn, the file viewed in Coding,
   the page Web's ``back`` returns to), so one key would hold states that are several turns apart.
   Every state on an oracle rollout is cached with it, so an agent on or near the oracle's path pays
-  a dictionary lookup; an invalid action changes no state and costs nothing. The cache lives with
+  a dictionary lookup; a step that sends the next action of the rollout its state is on reaches
+  that rollout's next state, whose digest the rollout recorded, so it pays no digest either (a
+  string comparison: the env is a deterministic function of its state); an invalid action changes
+  no state and costs nothing. The cache lives with
   the env for one task and episode seed, cleared when either changes; a family that declares
   ``oracle_distance_shared = True`` (Navigation: the seed reaches nothing, and no constructor
   argument changes the play) shares it instead with every env of its class in the process, per
   task (by id and fingerprint) across seeds, ``MAX_SHARED_STATES`` states in all (the least recently
   started tasks dropped first; a dropped value comes back the same when measured again).
 * **The start is measured at the first step.** ``Phi(start) = -turns(start) / turns(start) = -1``
-  whatever ``turns(start)`` is, so a reset measures nothing it has not cached; the first step that
-  changes the state does. When that step sent the oracle's own action, the oracle's rollout from the
-  start passes through the state it reached, so ``turns(start) = min(max_turns, 1 + turns(now))``
-  (the env and the oracle are deterministic functions of the state; the floor is the rollout's
-  budget): one rollout, one turn shorter than the start's. Any other first step measures the start
-  on the shadow as well. Either way the values are those of a rollout from each state.
+  whatever ``turns(start)`` is, so a reset measures nothing (no digest, no oracle call) while its
+  task's start is not measured; the first step that changes the state does, by the oracle's
+  rollout from the start on the shadow (a reset there, not a snapshot and a restore). When that
+  step sent the oracle's first action, the env is at the rollout's second state, so ``turns(start)
+  = min(max_turns, 1 + turns(now))`` (the env and the oracle are deterministic functions of the
+  state; the floor is the rollout's budget) and the episode follows the rollout from there; a
+  rollout from the start that does not solve is kept only for the start, the state reached being
+  measured by its own rollout (the budget cuts the start's one turn short of it). Any other first
+  step looks the state it reached up as any later step does. Either way the values are those of
+  a rollout from each state.
 
 Limits (read them before training on it):
 
@@ -55,10 +62,12 @@ Limits (read them before training on it):
   like a step back (it is paid back when the episode ends solved, since the sum telescopes), and a
   state the oracle cannot recover from but a cleverer agent could is at the floor.
 * It costs an oracle rollout from every state not seen before (a restore and ``turns(s)`` steps on
-  the shadow env), each episode's first step included where its start is not cached: cheap for
+  the shadow env, each with the oracle's planning and a state digest), each episode's first step
+  included where its start is not cached (then a reset instead of the restore): cheap for
   in-memory families, the price of ``turns(s)`` real steps where a step runs tests (Coding). So an
   episode on the oracle's path whose task is new to the cache costs about two sparse ones (its
-  steps, then the rollout's), less the reset and one step. ``benchmarks/bench_process_reward.py``
+  steps, then the rollout's) plus the oracle's planning at each state, which is most of it where
+  a step takes microseconds and the oracle plans (FunctionCalling's repairs: about 4x a step). ``benchmarks/bench_process_reward.py``
   measures it against the sparse mode in one run (CPU per step, resets included): see the figures
   in ``docs/architecture.md``.
 * Outside ``oracle_distance_shared`` families the cache is per task and episode seed: K attempts of
@@ -172,9 +181,12 @@ class OracleDistance:
         self._potentials = Potentials()
         self._scope: Hashable | None = None
         self._shadow: TextEnv | None = None
-        # At an episode's start whose turns are not known yet: the start's digest and the oracle's
-        # first action there, until the first step that changed the state (see start()).
-        self._pending: tuple[str, str | None] | None = None
+        # At an episode's start whose turns are not known yet, until the first step that changed
+        # the state (see start()).
+        self._pending = False
+        # The oracle rollout whose states the env's state is on, and its index there: a step that
+        # sends the rollout's next action reaches its next state, whose digest it recorded.
+        self._at: tuple[_Path, int] | None = None
         #: Phi of the env's current state (None before the first episode starts).
         self.potential: float | None = None
         self.hits = 0
@@ -191,7 +203,7 @@ class OracleDistance:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__()  # type: ignore[misc]
         self._adopt(state["_scope"], Potentials(dict(state["_cache"]), state["_unit"]))
-        self.potential, self._pending = state["potential"], state.get("_pending")
+        self.potential, self._pending = state["potential"], bool(state.get("_pending"))
 
     def _twin(self) -> "OracleDistance":
         twin = OracleDistance()
@@ -229,22 +241,24 @@ class OracleDistance:
             scope = (task.id, env._episode_seed)  # type: ignore[union-attr]
             if scope != self._scope or len(self._potentials.turns) > MAX_CACHED_STATES:
                 self._scope, self._potentials = scope, Potentials()
-        self._pending = None
+        self._pending, self._at = False, None
         potentials = self._potentials
         if env.turn == 0 and not (env._solved or env._failed):
+            if potentials.unit is None:
+                # The task's start, not measured yet (its scope holds no state: a measure sets the
+                # unit): Phi(start) = -turns/turns = -1 whatever turns is, and the measure waits for
+                # the first step (see _settle), which then follows the start's rollout.
+                self.potential = -1.0
+                self._pending = True
+                return
             key = state_digest(env)
             cached = potentials.turns.get(key)
-            if cached is not None and potentials.unit is not None:
+            if cached is not None:
                 self.hits += 1
                 self.potential = -cached / potentials.unit
                 return
-            if cached is None and potentials.unit is None:
-                # The task's start, not measured yet: Phi(start) = -turns/turns = -1 whatever turns is,
-                # and the measure waits for the first step (see _settle), which needs one turn fewer
-                # of rollout when that step is the oracle's own.
-                self._pending = (key, env.oracle_action())
-                self.potential = -1.0
-                return
+            self.potential = self.phi(env, key)
+            return
         self.potential = self.phi(env)
 
     def reward(self, env: "TextEnv", changed: bool = True) -> float:
@@ -255,88 +269,131 @@ class OracleDistance:
             return 0.0
         if not changed:
             return 0.0
-        if self._pending is not None:
-            self._settle(env)
-        now = self.potential = self.phi(env)
+        if self._pending:
+            now = self.potential = self._settle(env)
+        else:
+            now = self.potential = self.phi(env, self._followed(env))
         return now - before
 
-    def _settle(self, env: "TextEnv") -> None:
-        """The first step from an unmeasured start: measure the start's turns. When the step sent
-        the oracle's own action there, the oracle's rollout from the start passes through the state
-        it reached, so ``turns(start) = min(max_turns, 1 + turns(now))`` (the oracle and the env are
-        deterministic functions of the state; the floor is the rollout's budget); else the start is
-        measured on the shadow."""
-        key, oracle = self._pending  # type: ignore[misc]
-        self._pending = None
-        floor = env.task.max_turns  # type: ignore[union-attr]
-        if oracle is not None and env.transcript[-1][0] == oracle:
-            start = min(floor, 1 + self.turns(env))
-        else:
-            shadow = self._shadow_of(env)
-            shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
-            self.misses += 1
-            start = self._measure(shadow, floor)
-        self._potentials.turns.setdefault(key, start)
-        if self._potentials.unit is None:
-            self._potentials.unit = max(1, start)
+    def _followed(self, env: "TextEnv") -> str | None:
+        """The digest of the state the step just taken reached when it sent the next action of the
+        rollout the env's state was on (the rollout recorded it: the env is a deterministic function
+        of its state, and a step that changes nothing sends no lookup here); else None."""
+        at, self._at = self._at, None
+        if at is None:
+            return None
+        path, index = at
+        if index + 1 < len(path.digests) and path.valid[index] and env.transcript[-1][0] == path.actions[index]:
+            self._at = (path, index + 1)
+            return path.digests[index + 1]
+        return None
 
-    def phi(self, env: "TextEnv") -> float:
-        """``-turns(s) / turns(start)`` for ``env``'s current state (start: the task's first state)."""
+    def _settle(self, env: "TextEnv") -> float:
+        """The first step from an unmeasured start: measure the start's turns, by the oracle's rollout
+        from the start on the shadow (a reset, no snapshot), and return Phi(now). When the step sent
+        the oracle's own first action, the env is on that rollout, at its second state: ``turns(start)
+        = min(max_turns, 1 + turns(now))`` (the oracle and the env are deterministic functions of the
+        state), and every state on the rollout is cached from it. A rollout that does not solve is
+        not trusted for the states after the first (the budget cut it one turn shorter than a
+        rollout from the second state would be): it is then measured from the second state."""
+        self._pending = False
+        floor = env.task.max_turns  # type: ignore[union-attr]
+        shadow = self._shadow_of(env)
+        shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
+        self.misses += 1
+        path = self._roll(shadow, floor)
+        potentials = self._potentials
+        if path.actions and path.valid[0] and env.transcript[-1][0] == path.actions[0]:
+            if path.solved:
+                self._cache(path, floor, first=1)
+                self._at = (path, 1)
+                now = 0 if env._solved else potentials.turns[path.digests[1]]
+            else:
+                now = self.turns(env)
+            start = min(floor, 1 + now)
+            potentials.turns.setdefault(path.digests[0], start)
+        else:
+            start = self._cache(path, floor)
+        if potentials.unit is None:
+            potentials.unit = max(1, start)
+        return self.phi(env, path.digests[1] if self._at is not None and len(path.digests) > 1 else None)
+
+    def phi(self, env: "TextEnv", key: str | None = None) -> float:
+        """``-turns(s) / turns(start)`` for ``env``'s current state (start: the task's first state);
+        ``key``: its digest where known."""
         potentials = self._potentials
         if potentials.unit is None:
             if env.turn == 0:
-                potentials.unit = max(1, self.turns(env))
+                potentials.unit = max(1, self.turns(env, key))
             else:  # a restored episode: its task's start is measured on the shadow
                 shadow = self._shadow_of(env)
                 shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
-                potentials.unit = max(1, self._measure(shadow, env.task.max_turns))  # type: ignore[union-attr]
-        return -self.turns(env) / potentials.unit
+                potentials.unit = max(1, self._cache(self._roll(shadow, env.task.max_turns),  # type: ignore[union-attr]
+                                                     env.task.max_turns))  # type: ignore[union-attr]
+        return -self.turns(env, key) / potentials.unit
 
-    def turns(self, env: "TextEnv") -> int:
-        """The oracle's turns to solve the task from ``env``'s current state (``max_turns``: never)."""
+    def turns(self, env: "TextEnv", key: str | None = None) -> int:
+        """The oracle's turns to solve the task from ``env``'s current state (``max_turns``: never);
+        ``key``: its :func:`state_digest` where known (else it is computed)."""
         if env._solved:
             return 0
         floor = env.task.max_turns  # type: ignore[union-attr]
         if env._failed:
             return floor
-        key = state_digest(env)
-        cache = self._potentials.turns
-        cached = cache.get(key)
+        if key is None:
+            key = state_digest(env)
+        cached = self._potentials.turns.get(key)
         if cached is not None:
             self.hits += 1
             return cached
         self.misses += 1
         shadow = self._shadow_of(env)
         shadow.reset(options={"snapshot": env.snapshot()})
-        turns = self._measure(shadow, floor)
-        return cache.setdefault(key, turns)
+        path = self._roll(shadow, floor)
+        if path.digests and path.digests[0] == key:
+            self._at = (path, 0)  # the env is at the rollout's first state
+        return self._potentials.turns.setdefault(key, self._cache(path, floor))
 
     def _shadow_of(self, env: "TextEnv") -> "TextEnv":
-        """The env the oracle is played on: a copy of ``env`` made once, moved by restores."""
+        """The env the oracle is played on: a copy of ``env`` made once, moved by resets and restores."""
         if self._shadow is None:
             self._shadow = copy.deepcopy(env)
             self._shadow.reward_mode, self._shadow._distance = "sparse", None  # it pays no process reward
             self._shadow.prepare_oracle_shadow()
         return self._shadow
 
-    def _measure(self, shadow: "TextEnv", floor: int) -> int:
-        """Play the oracle from the shadow's state; cache every state it passes; return its turns."""
+    def _roll(self, shadow: "TextEnv", floor: int) -> "_Path":
+        """Play the oracle from the shadow's state, at most ``floor`` turns, recording its path."""
         # The whole budget ahead: turns(s) is a property of the state, not of the turns it has left.
         shadow._turn = 0
         shadow._ready = not (shadow._solved or shadow._failed)
-        path: list[str] = []  # the digest of each state the oracle acts from
+        digests: list[str] = []  # the digest of each state the oracle acts from
 
         def oracle(observation: str, info: dict[str, Any], _: Any) -> str | None:
-            path.append(state_digest(shadow))
+            digests.append(state_digest(shadow))
             return shadow.oracle_action()
 
         played = rollout(shadow, oracle, reset=False, max_steps=floor)
-        solved = played.success
+        return _Path(digests, played.actions, [step.info["action_valid"] for step in played.steps], played.success)
+
+    def _cache(self, path: "_Path", floor: int, first: int = 0) -> int:
+        """Cache the turns of every state on ``path`` from index ``first``; return the first's."""
         cache = self._potentials.turns
-        for index, digest in enumerate(path):
+        turns = len(path.actions)
+        for index in range(first, len(path.digests)):
             # The first value a state got stays: a potential is a function of the state.
-            cache.setdefault(digest, played.turns - index if solved else floor)
-        return cache[path[0]] if path else floor
+            cache.setdefault(path.digests[index], turns - index if path.solved else floor)
+        return cache[path.digests[first]] if first < len(path.digests) else floor
+
+
+class _Path:
+    """One oracle rollout: the digest of each state the oracle acted from, its actions (the text
+    sent), whether each was valid there, and whether it solved the task."""
+
+    __slots__ = ("digests", "actions", "valid", "solved")
+
+    def __init__(self, digests: list[str], actions: list[str], valid: list[bool], solved: bool) -> None:
+        self.digests, self.actions, self.valid, self.solved = digests, actions, valid, solved
 
 
 def _is_shared(scope: Hashable | None) -> bool:
