@@ -334,12 +334,18 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         episode_seed = seed if seed is not None else int(self.np_random.integers(_SEED_BOUND))
-        self._begin(task, episode_seed)
-        self._first_observation = self._last_observation = self._fit(self._load_task(task, episode_seed))
-        self._ready = True
+        self._start(task, episode_seed)
         if self._distance is not None:
             self._distance.start(self)
         return self._last_observation, self._info(at_reset=True)
+
+    def _start(self, task: Task, episode_seed: int) -> None:
+        """Begin an episode of ``task`` with ``episode_seed``: a reset's work past its generator,
+        which this neither seeds nor reads. The oracle-distance reward's shadow starts a task so
+        (seeding a generator costs about what a fast family's step does)."""
+        self._begin(task, episode_seed)
+        self._first_observation = self._last_observation = self._fit(self._load_task(task, episode_seed))
+        self._ready = True
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not self._ready:

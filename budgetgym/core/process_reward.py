@@ -46,7 +46,7 @@ The contract:
 * **The start is measured at the first step.** ``Phi(start) = -turns(start) / turns(start) = -1``
   whatever ``turns(start)`` is, so a reset measures nothing (no digest, no oracle call) while its
   task's start is not measured; the first step that changes the state does, by the oracle's
-  rollout from the start on the shadow (a reset there, not a snapshot and a restore). When that
+  rollout from the start on the shadow (the task started there, not a snapshot and a restore). When that
   step sent the oracle's first action, the env is at the rollout's second state, so ``turns(start)
   = min(max_turns, 1 + turns(now))`` (the env and the oracle are deterministic functions of the
   state; the floor is the rollout's budget) and the episode follows the rollout from there; a
@@ -299,7 +299,7 @@ class OracleDistance:
         self._pending = False
         floor = env.task.max_turns  # type: ignore[union-attr]
         shadow = self._shadow_of(env)
-        shadow.reset(seed=env._episode_seed, options={"task_id": env.task.id})  # type: ignore[union-attr]
+        shadow._start(shadow.all_tasks.get(env.task.id), env._episode_seed)  # type: ignore[union-attr,arg-type]
         self.misses += 1
         path = self._roll(shadow, floor)
         potentials = self._potentials
