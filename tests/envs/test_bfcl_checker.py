@@ -88,7 +88,8 @@ def test_verdicts_equal_bfcls_checker_with_the_kept_references_cold_and_warm():
             if first is None:
                 continue
             forget_references()
-            _env_verdict(warm, task.id, task["ground_truth"])  # keeps the references of the clean path
+            for _ in range(2):  # the second episode keeps the references of the clean path
+                _env_verdict(warm, task.id, task["ground_truth"])
             second = _env_verdict(warm, task.id, turns)
             expected = _checker_verdict(task, turns, f"budgetgym_test_checker_{index}")
             assert first == second == expected, (task.id, turns, first, second, expected)
@@ -97,3 +98,26 @@ def test_verdicts_equal_bfcls_checker_with_the_kept_references_cold_and_warm():
             failed_types.add(expected[1])
     assert compared >= 250 and 50 <= passed <= compared - 50, (compared, passed)
     assert {"multi_turn:instance_state_mismatch", "multi_turn:empty_turn_model_response"} <= failed_types
+
+
+def test_a_tasks_references_are_kept_at_its_second_episode_and_served_after(monkeypatch):
+    from budgetgym.envs.bfcl import BFCLEnv
+    from budgetgym.envs.bfcl import backend
+
+    env = BFCLEnv(categories=("base",))
+    task = env.tasks[0]
+    key = (task.id, task.fingerprint)
+    backend.forget_references()
+    turns = len(task["ground_truth"])
+    verdicts = [_env_verdict(env, task.id, task["ground_truth"])]
+    assert key not in backend._REFERENCES  # a one-pass evaluation keeps nothing
+    verdicts.append(_env_verdict(env, task.id, task["ground_truth"]))
+    assert len(backend._REFERENCES[key]) == turns
+    kept = list(backend._REFERENCES[key])
+    replays = []
+    execute = backend.Backend._execute
+    monkeypatch.setattr(backend.Backend, "_execute", lambda self, *args: replays.append(args) or execute(self, *args))
+    verdicts.append(_env_verdict(env, task.id, task["ground_truth"]))  # served from the store
+    assert replays == [] and backend._REFERENCES[key] == kept and verdicts == [(True, None)] * 3
+    backend.forget_references()
+    assert key not in backend._REFERENCES

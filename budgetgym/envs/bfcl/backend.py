@@ -18,12 +18,15 @@ from the task's ``initial_config`` as BFCL's evaluation builds them:
   fixed per task and BFCL's services are deterministic (their randomness comes from RNGs seeded by
   the scenario and kept in the instance; only the file system's private ``_last_modified`` reads the
   clock, and neither a result nor the state check reads it), so the reference after a user turn is
-  the same in every episode: the first episode of a task that reaches the end of turn ``k`` keeps
+  the same in every episode: the second episode of a task that reaches the end of turn ``k`` keeps
   the executor's results and instances of that turn, pickled, for the whole process (every env of
   the process shares them, under a lock; all 800 tasks' turns take about 23 MB), and later
   episodes unpickle them instead of replaying (most of the time of scoring a task was the replay).
-  :func:`forget_references` empties the store (to measure a cold start). A test checks the
-  verdicts against BFCL's ``multi_turn_checker`` with the store cold and warm.
+  The first episode only notes how far it replayed: a pass that scores each task once (an
+  evaluation) pays no pickling and holds nothing, and a task played again (training) pays one
+  more replay of its turns before the store serves them. :func:`forget_references` empties the
+  store (to measure a cold start). A test checks the verdicts against BFCL's ``multi_turn_checker``
+  with the store cold and warm.
 
 Isolation. The executor keeps every instance it builds in its module's globals, under a name made
 of the model name, the entry id and the class, reuses it on the next call with that name, and never
@@ -49,14 +52,18 @@ no episode leaks precision into another (or into the host program). No other cla
 
 from __future__ import annotations
 
+import array
 import contextlib
 import copy
+import copyreg
 import decimal
 import functools
 import importlib
 import inspect
+import io
 import json
 import pickle
+import random
 import threading
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -71,13 +78,17 @@ _EXECUTOR_LOCK = threading.Lock()
 # Each task's reference after each of its user turns, pickled, by (task id, fingerprint): the
 # process's one store (see the module docstring). A task's turns are kept in order, under the lock.
 _REFERENCES: dict[tuple[str, str], list[bytes]] = {}
+# How many of each task's user turns an episode has replayed: a turn is kept when it is replayed again.
+_REPLAYED: dict[tuple[str, str], int] = {}
 _REFERENCES_LOCK = threading.Lock()
 
 
 def forget_references() -> None:
-    """Empty the process's store of kept references: the next episode of each task replays again."""
+    """Empty the process's store of kept references, and forget which turns were replayed: the next
+    two episodes of each task replay again (the second keeps)."""
     with _REFERENCES_LOCK:
         _REFERENCES.clear()
+        _REPLAYED.clear()
 
 #: The bounds of one agent call: a second, and 256 KiB of result or of a changed instance's state (the
 #: largest state of BFCL's data weighs about 20 KB by these measures).
@@ -199,19 +210,25 @@ class Backend:
 
     def _replay_reference(self, turn_index: int, ground_truth: list[str]) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
         """The executor's run of user turn ``turn_index``'s ground truth on the reference (results,
-        instances, table entries), unpickled where an earlier episode of the task kept it. Turns are
-        checked in order, so the kept turns of a task are always its first ones."""
+        instances, table entries), unpickled where an earlier episode of the task kept it; kept here
+        when an earlier episode replayed it too. Turns are checked in order, so the kept turns of a
+        task are always its first ones."""
         key = (self._task.id, self._task.fingerprint)
         kept = _REFERENCES.get(key)
         if kept is not None and turn_index < len(kept):
             return pickle.loads(kept[turn_index])
         replayed = self._execute(ground_truth, self._reference_entries)
-        # One pickle of all three: the entries are the instances, and they stay shared.
-        pickled = pickle.dumps(replayed, pickle.HIGHEST_PROTOCOL)
         with _REFERENCES_LOCK:
-            kept = _REFERENCES.setdefault(key, [])
-            if turn_index == len(kept):  # another env may have kept this turn meanwhile
-                kept.append(pickled)
+            again = _REPLAYED.get(key, 0) > turn_index
+            if not again:
+                _REPLAYED[key] = turn_index + 1
+        if again:
+            # One pickle of all three: the entries are the instances, and they stay shared.
+            pickled = _kept_pickle(replayed)
+            with _REFERENCES_LOCK:
+                kept = _REFERENCES.setdefault(key, [])
+                if turn_index == len(kept):  # another env may have kept this turn meanwhile
+                    kept.append(pickled)
         return replayed
 
     def _build(self) -> dict[str, Any]:
@@ -250,6 +267,36 @@ class Backend:
             finally:
                 entries = {name: table.pop(name) for name in set(table) - before}
         return results, instances, entries
+
+
+def _kept_pickle(value: Any) -> bytes:
+    """``pickle.dumps(value)``, but a ``random.Random`` as its state's words packed in bytes: BFCL's
+    message, trading, travel and vehicle services each hold one, and pickle writes (and reads back)
+    its 625 words one int at a time: most of the time of keeping and unpickling a reference."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _KEPT_DISPATCH
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _reduce_random(generator: random.Random) -> tuple[Any, ...]:
+    version, words, gauss_next = generator.getstate()
+    return _random_from, (type(generator), version, array.array(_WORD, words).tobytes(), gauss_next)
+
+
+def _random_from(cls: type[random.Random], version: int, words: bytes, gauss_next: float | None) -> random.Random:
+    """The generator ``_reduce_random`` packed: what pickle's own ``cls()`` and ``setstate`` give,
+    without seeding it first from the OS."""
+    generator = cls.__new__(cls)
+    generator.setstate((version, tuple(array.array(_WORD, words)), gauss_next))
+    return generator
+
+
+# A Mersenne Twister word is 32 bits; the index beside them is at most 624.
+_WORD = "I" if array.array("I").itemsize >= 4 else "L"
+# copyreg's reducers (as pickle.dumps uses them) and exactly random.Random (a subclass keeps pickle's way).
+_KEPT_DISPATCH = {**copyreg.dispatch_table, random.Random: _reduce_random}
 
 
 def _backend_class(upstream: Upstream, name: str) -> type:

@@ -44,8 +44,8 @@ turns passed so far.
 How BFCL's checks map onto steps: a user turn is checked when the agent ends it with plain text, as
 BFCL's ``multi_turn_checker`` checks each turn of a finished conversation. The reference services
 replay the turn's ground-truth calls with BFCL's executor (the reference after a user turn is the
-same in every episode of a task: the first episode in the process replays it and keeps it, pickled,
-for the later ones of every env; ``backend.py``); then
+same in every episode of a task: the first two episodes in the process replay it, the second keeps
+it, pickled, for the later ones of every env, so a one-pass evaluation keeps nothing; ``backend.py``); then
 
 * a turn whose ground truth is empty (the missing function or parameter) passes: BFCL's metric does
   not check such a turn by itself, and calls made in it show in the next turns' state check;
