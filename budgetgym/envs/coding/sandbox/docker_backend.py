@@ -64,10 +64,12 @@ else:
 # One exec per command for a non-root user: the command under `timeout -s KILL` (its stderr into
 # its stdout), then every process of the user ended (`kill -1` spares the caller), then the
 # workspace's manifest on stderr: "sha1  ./path" for each regular file within the size limit.
+# find runs sha1sum itself (-exec ... +: no run when nothing matched), one process fewer than a
+# pipe into xargs: every process started in the container is a fork and exec on the step's clock.
 _RUN_AND_CLEAN = r"""timeout -s KILL "$1" /bin/sh -c "$2" 2>&1
 code=$?
 kill -9 -1 2>/dev/null
-find . -type f -size -"$3"c -print0 2>/dev/null | xargs -0r sha1sum -z -- >&2 2>/dev/null
+find . -type f -size -"$3"c -exec sha1sum -z -- {} + >&2 2>/dev/null
 exit $code"""
 
 
