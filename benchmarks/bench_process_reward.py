@@ -23,6 +23,10 @@ Prints one JSON object: per family and agent, the CPU microseconds per step in e
 ratio, the cache's hits and misses per step and its hit rate; and ``targets`` (each with ``met``):
 per family, the oracle path's ratio on a cold cache and on a repeat, the warm ratio, and at most
 one rollout per step off the path.
+
+Last measured (one run, load 4.7-6.9; the figures in ``docs/architecture.md``): oracle path cold
+FunctionCalling 3.87x, Web 2.5x, Navigation 1.89x, Coding 2.9x (its sparse step 0.9-1.4 ms
+between runs: 2.32x in the run before); the warm ratios 0.9-1.5x.
 """
 
 from __future__ import annotations
