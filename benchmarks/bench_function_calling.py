@@ -10,7 +10,9 @@ is timed in fresh processes):
 * rollouts: the oracle's solution of every shipped task, recorded once, then replayed (reset plus
   every step) on the bare env and through ``gym.make``'s wrappers; and live, asking the oracle
   before each step;
-* latencies (microseconds of CPU time, each the best of a few batches): reset, snapshot, restore of every curated failure state by the fast
+* latencies (microseconds of CPU time, each the best of a few batches): reset, snapshot (after a
+  reset, the target's figure; and after every step of every oracle solution, mean and median of
+  single calls: transcripts of every length), restore of every curated failure state by the fast
   path (the backend state; again with the env's memory of schema-checked digests cleared before
   each, as for a snapshot met the first time) and by replay, scoring one user turn, the oracle's next action (and
   how it grows with the calls already made in the user turn: it should not), and, within a step,
@@ -169,6 +171,21 @@ def step_latency(env: FunctionCallingEnv, solutions: list[list[str]], repeats: i
     result: dict[str, Any] = {kind: wall_stats_us(t) for kind, t in times.items()}
     result["floor"] = {kind: wall_stats_us(t) for kind, t in floors.items()}
     return result
+
+
+def snapshot_latency(env: FunctionCallingEnv, solutions: list[list[str]], repeats: int) -> dict[str, Any]:
+    """CPU microseconds of a snapshot taken after every step of every oracle solution, each call
+    timed on its own: the transcript grows to each task's length, the state is mid-turn and between turns."""
+    clock, times = time.process_time, []
+    for _ in range(repeats):
+        for index, actions in enumerate(solutions):
+            env.reset(options={"task_index": index})
+            for action in actions:
+                env.step(action)
+                start = clock()
+                env.snapshot()
+                times.append(clock() - start)
+    return wall_stats_us(times)
 
 
 def oracle_latency(env: FunctionCallingEnv, repeats: int) -> dict[str, Any]:
@@ -339,6 +356,7 @@ def main() -> None:
         "latency": {
             "reset": cpu_per_call_us(resets, args.repeats),
             "snapshot": cpu_per_call_us([lambda: bare.snapshot()], 2000),
+            "snapshot_every_step": snapshot_latency(bare, solutions, 1),
             "restore_fast": cpu_per_call_us([lambda s=s: bare.reset(options={"snapshot": s}) for s in snapshots], args.repeats),
             # The same, but each snapshot as if met for the first time (its state's schema check not remembered).
             "restore_fast_first_time": cpu_per_call_us([lambda s=s: (forget_schema_checks(bare), bare.reset(options={"snapshot": s}))
@@ -370,6 +388,9 @@ def main() -> None:
                                                       / latency["tool_call_step"]["median_us"], 2)),
         "score_user_turn_us_under": target(1000, latency["score_user_turn"]["us"]),
     }
+    # Beside the target: a snapshot mid-episode (its median) to the same step.
+    result["snapshot_every_step_to_step"] = round(latency["snapshot_every_step"]["median_us"]
+                                                  / latency["tool_call_step"]["median_us"], 2)
     # Beside the target: a restore of a snapshot this env has not schema-checked before.
     result["restore_fast_first_time_to_replay"] = round(latency["restore_fast_first_time"]["us"]
                                                         / latency["restore_replay"]["us"], 2)
