@@ -271,6 +271,14 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         must not change the state."""
         return None
 
+    def history_key(self) -> str | None:
+        """What this env's future reads from the episode's history beyond the fast-restore state
+        (``_get_state``), as a text, or None (the default) when it reads nothing of it.
+        :func:`budgetgym.core.process_reward.state_digest` holds it, so that two states whose futures
+        differ never share a cached potential or a step group (FunctionCalling: what the agent has
+        seen, which its batching rule, its answer checks and its oracle read)."""
+        return None
+
     def state_key(self) -> str:
         """A canonical text of the state that matters for the task's outcome. The failure-state
         builder keeps a mistake only when it moves this key off every key of the clean solution."""

@@ -29,7 +29,8 @@ The contract:
   which is what the sparse reward asks. Among unsolved episodes the shaping prefers those that end
   closer, which the sparse reward leaves unranked: that is the signal it adds.
 * **A potential is a function of the state.** Turns are cached per :func:`state_digest`, a digest of
-  the env's fast-restore state (``_get_state()``): what a restore rebuilds the whole future from.
+  the env's fast-restore state (``_get_state()``) and what its future reads of the history
+  (``history_key()``): what a restore rebuilds the whole future from.
   Not ``state_key()``: that key leaves out what the task's outcome does not depend on but the
   remaining turns do (the lookups made in a FunctionCalling user turn, the file viewed in Coding,
   the page Web's ``back`` returns to), so one key would hold states that are several turns apart.
@@ -71,10 +72,10 @@ Limits (read them before training on it):
   Measured cold, CPU per step against sparse (load 4.7-6.9): FunctionCalling 3.9x (5.0x before
   the start was rolled out from a reset and steps followed the rollout), Web 2.5x (3.2x),
   Navigation 1.9x, Coding 2.3-2.9x (2.6x); the target, 2.0x, is met by Navigation alone.
-* The key is the fast-restore state, and FunctionCalling's oracle also reads what the agent has
-  seen (``seen_text``: which calls a turn may batch), which that state leaves out: two states
-  that differ only there share the potential cached first (``tests/test_process_reward.py``'s
-  check against uncached rollouts is an expected failure there until the key holds it). ``benchmarks/bench_process_reward.py``
+* The key is the fast-restore state with what the future reads of the history
+  (``TextEnv.history_key``: FunctionCalling's oracle and checks read what the agent has seen), so
+  an agent that read something off the oracle's path is a new state for the cache: one rollout
+  more, never another state's value. ``benchmarks/bench_process_reward.py``
   measures it against the sparse mode in one run (CPU per step, resets included): see the figures
   in ``docs/architecture.md``.
 * Outside ``oracle_distance_shared`` families the cache is per task and episode seed: K attempts of
@@ -158,8 +159,11 @@ def state_digest(env: "TextEnv") -> str:
     mean the same future under the same actions (not necessarily conversely: a state may hold
     bookkeeping that no future reads; Navigation's leaves the Z-machine's dead stack out). The
     oracle-distance cache and the step-level groups (:mod:`budgetgym.train.step_groups`) key states
-    by it. Needs a family with a fast restore."""
-    text = json.dumps(env._get_state(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    by it. Needs a family with a fast restore. A family whose future also reads the episode's
+    history (``TextEnv.history_key``) has that held too; the others' digests are of the state alone."""
+    state, history = env._get_state(), env.history_key()
+    text = json.dumps(state if history is None else [state, history], sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 

@@ -85,6 +85,7 @@ Registered Configurations:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import random
@@ -196,7 +197,7 @@ class FunctionCallingEnv(TextEnv):
         self.retry_answers = retry_answers
         self._answer_failed = False  # an answer failed its turn (the episode's end, unless retry_answers)
         self._tried: tuple[Action, Any, list[tuple[str, bool]]] | None = None  # the turn _parse tried on a copy
-        self._seen: tuple[int, list[str], set[float]] = (-1, [], set())  # see _seen_record
+        self._seen: tuple[int, list[str], set[float], bytes] = (-1, [], set(), b"")  # see _seen_record
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
@@ -223,7 +224,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._answer_failed = False
-        self._tried, self._seen = None, (-1, [], set())
+        self._tried, self._seen = None, (-1, [], set(), b"")
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -288,15 +289,30 @@ class FunctionCallingEnv(TextEnv):
         """What the agent has seen: the opening and each observation since (in order), and the
         numbers they hold, brought up to date with the turns since the last call (each observation
         is read once)."""
-        turns, parts, numbers = self._seen
+        turns, parts, numbers, digest = self._seen
         if turns != self.turn:
             if turns < 0 or turns > self.turn:  # a new episode (or a restore): from the start
-                turns, parts, numbers = 0, [self.first_observation], set(numbers_in(self.first_observation))
-            for _, observation in self.transcript[turns:]:
-                parts.append(observation)
-                numbers |= numbers_in(observation)
-            self._seen = (self.turn, parts, numbers)
+                turns, parts, numbers, digest = 0, [], set(), b""
+                new = [self.first_observation]
+            else:
+                new = []
+            new += [observation for _, observation in self.transcript[turns:]]
+            for part in new:
+                parts.append(part)
+                numbers |= numbers_in(part)
+                # A chain of digests (bytes, so the env still copies and pickles), each part's length
+                # before it: the parts' bounds count.
+                encoded = part.encode("utf-8", "surrogatepass")
+                digest = hashlib.blake2b(digest + len(encoded).to_bytes(8, "little") + encoded, digest_size=16).digest()
+            self._seen = (self.turn, parts, numbers, digest)
         return parts, numbers
+
+    def history_key(self) -> str:
+        """What the agent has seen (the opening and each observation since, as ``seen_text``), as a
+        digest: the batching rule, the answer checks and the oracle read it, and the fast-restore
+        state does not hold it."""
+        self._seen_record()
+        return self._seen[3].hex()
 
     def _execute(self, action: Action) -> Outcome:
         if action.is_message:
@@ -439,7 +455,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(backend)  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
-        self._tried, self._seen = None, (-1, [], set())
+        self._tried, self._seen = None, (-1, [], set(), b"")
         self._clear_turn_calls()
         self._turn_calls = turn_calls
 
