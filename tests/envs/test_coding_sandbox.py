@@ -128,6 +128,22 @@ def test_many_files_past_the_workspace_cap_are_removed(box):
     assert usable(box)
 
 
+def test_folders_nested_past_the_recursion_limit_are_read_back_and_removed(box):
+    """A command that nests folders deeper than the interpreter's recursion limit (the local
+    backend walked the workspace with os.walk and removed it with shutil.rmtree, one call a level:
+    RecursionError in the command's step, then at every reset)."""
+    import sys
+
+    depth = sys.getrecursionlimit() + 100
+    result = box.run(f"i=0; while [ $i -lt {depth} ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; echo deep > f.txt")
+    assert result.exit_code == 0, result.output[-300:]
+    assert box.files()["d/" * depth + "f.txt"] == b"deep\n"
+    assert usable(box)
+    box.load(FILES)
+    assert box.files() == {p: t.encode() for p, t in FILES.items()}
+    assert usable(box)
+
+
 def test_background_processes_do_not_outlive_their_command(box):
     box.run("(sleep 5; echo late > late.txt) > /dev/null 2>&1 &")
     result = box.run("sleep 6; ls", timeout=8)

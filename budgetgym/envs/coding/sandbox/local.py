@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from budgetgym.envs.coding.sandbox.base import (
     SIGNAL_REASONS, WORKDIR, Limits, RunResult, Sandbox, SandboxDied, SandboxPathError, SandboxUnavailable,
@@ -267,20 +267,40 @@ class LocalSandbox(Sandbox):
     def files(self) -> dict[str, bytes]:
         self._check_alive()
         found: dict[str, bytes] = {}
-        root = str(self.workspace)
-        for directory, subdirs, names in os.walk(root):
-            subdirs[:] = sorted(d for d in subdirs if not os.path.islink(os.path.join(directory, d)))
-            for name in sorted(names):
-                full = os.path.join(directory, name)
-                info = os.lstat(full)
-                if stat.S_ISREG(info.st_mode) and info.st_size <= self.limits.file_bytes:
-                    with open(full, "rb") as handle:
-                        found[os.path.relpath(full, root).replace(os.sep, "/")] = handle.read()
+        for rel, full, info in self._entries():
+            if stat.S_ISREG(info.st_mode) and info.st_size <= self.limits.file_bytes:
+                with open(full, "rb") as handle:
+                    found[rel] = handle.read()
         return found
+
+    def _entries(self) -> Iterator[tuple[str, str, os.stat_result]]:
+        """(workspace path, host path, lstat) of everything in the workspace but its folders: each
+        folder's entries by name, then its subfolders' in turn (symlinked ones not entered), as
+        ``os.walk`` orders them. One scandir walk with an explicit stack: it runs after every command
+        (the size check, then the read back), and a tree deeper than the interpreter's recursion
+        limit, which ``mkdir`` in a loop makes, must not stop it (``os.walk`` recursed)."""
+        stack = [("", str(self.workspace))]
+        while stack:
+            prefix, folder = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except OSError:  # unreadable or gone: os.walk skipped it too
+                continue
+            folders = []
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append((prefix + entry.name + "/", entry.path))
+                    else:
+                        yield prefix + entry.name, entry.path, entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+            stack.extend(reversed(folders))
 
     def load(self, files: Mapping[str, str | bytes]) -> None:
         self._check_alive()
-        shutil.rmtree(self.workspace)
+        _remove_tree(str(self.workspace))
         self._make_workspace()
         self._write_tree(self.workspace, files, own=True)
 
@@ -423,28 +443,16 @@ class LocalSandbox(Sandbox):
             pass
 
     def _workspace_size(self) -> int:
-        total = 0
-        for directory, _, names in os.walk(self.workspace):
-            for name in names:
-                try:
-                    total += os.lstat(os.path.join(directory, name)).st_size
-                except OSError:
-                    pass
-        return total
+        return sum(info.st_size for _, _, info in self._entries())
 
     def _trim_workspace(self, over: int) -> list[str]:
-        sizes = []
-        for directory, _, names in os.walk(self.workspace):
-            for name in names:
-                full = os.path.join(directory, name)
-                sizes.append((os.lstat(full).st_size, full))
         removed = []
-        for size, full in sorted(sizes, reverse=True):
+        for size, rel, full in sorted(((info.st_size, rel, full) for rel, full, info in self._entries()), reverse=True):
             if over <= 0:
                 break
             os.unlink(full)
             over -= size
-            removed.append(os.path.relpath(full, self.workspace))
+            removed.append(rel)
         return removed
 
     # ------------------------------------------------------------------ lifecycle
@@ -464,7 +472,10 @@ class LocalSandbox(Sandbox):
         self._closed = True
         if getattr(self, "sized", False):
             subprocess.run(["umount", "-l", str(self.root / "fs")], capture_output=True)
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            _remove_tree(str(self.root))
+        except OSError:
+            pass
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -484,6 +495,44 @@ class LocalSandbox(Sandbox):
         self.workspace.parent.mkdir(parents=True, exist_ok=True)
         if not self.workspace.is_dir():
             self._make_workspace()
+
+
+def _remove_tree(path: str) -> None:
+    """Remove the folder ``path`` and everything in it, however deep: a command can nest folders
+    past the interpreter's recursion limit (``mkdir d && cd d`` in a loop), past which
+    ``shutil.rmtree`` (one call per level) fails, and past ``PATH_MAX``, which no path reaches. One
+    folder is held open at a time, entered by name and left by ``..``; symlinks are removed, never
+    followed. Nothing may run in the tree meanwhile (between commands nothing does)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return
+    inside: list[str] = []  # the folders entered, outermost first
+    try:
+        while True:
+            folder = None
+            with os.scandir(fd) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        folder = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fd)
+            if folder is not None:
+                child = os.open(folder, flags, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                inside.append(folder)
+            elif inside:
+                parent = os.open("..", flags, dir_fd=fd)
+                os.close(fd)
+                fd = parent
+                os.rmdir(inside.pop(), dir_fd=fd)
+            else:
+                break
+    finally:
+        os.close(fd)
+    os.rmdir(path)
 
 
 def _user_process_count() -> int:
