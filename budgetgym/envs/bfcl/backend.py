@@ -20,7 +20,7 @@ from the task's ``initial_config`` as BFCL's evaluation builds them:
   clock, and neither a result nor the state check reads it), so the reference after a user turn is
   the same in every episode: the second episode of a task that reaches the end of turn ``k`` keeps
   the executor's results and instances of that turn, pickled, for the whole process (every env of
-  the process shares them, under a lock; all 800 tasks' turns take about 23 MB), and later
+  the process shares them, under a lock; all 800 tasks' turns take about 19 MB), and later
   episodes unpickle them instead of replaying (most of the time of scoring a task was the replay).
   The first episode only notes how far it replayed: a pass that scores each task once (an
   evaluation) pays no pickling and holds nothing, and a task played again (training) pays one
