@@ -11,10 +11,17 @@ Prints one JSON object; every figure comes from one run in one process, rounds i
   upload into a warm container, so on a loaded engine it cannot beat that floor;
 * steps: a ``run_command`` step (``ls -la``) and a ``run_tests`` step through the env beside the
   same command bare in the same sandbox (Docker: one ``docker exec`` in the episode's container;
-  local: the sandbox's own bubblewrap command line), rounds interleaved, as wall-clock ratios
-  (the work is in other processes), with the load beside them. ``run_tests`` also measures progress
-  on the grading tree (a second run, in a fresh container on Docker), once per tree: these rounds
-  repeat it on an unchanged tree, so they time the remembered grading run, not a new one;
+  local: the sandbox's own bubblewrap command line), rounds interleaved, as wall-clock ratios of
+  medians and of means (the work is in other processes), with the load beside them. ``run_tests``
+  also measures progress on the grading tree (a second run, in a fresh container on Docker), once
+  per tree: these rounds repeat it on an unchanged tree, so they time the remembered grading run,
+  not a new one. The bare side is a floor, not what a sandbox may do: the Docker exec has no time
+  limit, leaves the user's processes running and says nothing of what changed (a step's exec runs
+  the command under ``timeout``, then kills them and writes the workspace's manifest: ``timeout``,
+  a second shell, ``find`` and ``sha1sum`` more in the container); the local line is spawned with
+  ``subprocess.run``, the parent's stdin and its output read whole, where a step gives it
+  ``/dev/null``, reads under a deadline and an output cap, and walks the workspace twice after (the
+  size cap, the read back);
 * targets beside the measured values.
 
     python benchmarks/bench_coding.py [--rounds 10] [--backends local docker]
@@ -85,6 +92,10 @@ def bench_steps(backend: str, rounds: int) -> dict:
     return {**{name: _ms(series) for name, series in values.items()},
             "run_command_ratio_to_bare": round(median["run_command_step"] / median["run_command_bare"], 3),
             "run_tests_ratio_to_bare": round(median["run_tests_step"] / median["run_tests_bare"], 3),
+            "run_command_ratio_to_bare_of_means": round(statistics.fmean(values["run_command_step"])
+                                                        / statistics.fmean(values["run_command_bare"]), 3),
+            "run_tests_ratio_to_bare_of_means": round(statistics.fmean(values["run_tests_step"])
+                                                      / statistics.fmean(values["run_tests_bare"]), 3),
             "load_average_1min": round(os.getloadavg()[0], 2), "rounds": rounds}
 
 
