@@ -371,16 +371,19 @@ def test_every_reward_is_the_uncached_change_in_potential(env_id):
     """The cached potentials (every state of a rollout, the states an agent reaches by following a
     rollout's actions) equal a fresh rollout from each state: the oracle's and noisy oracles'
     episodes, played twice in one env (the second time from the cache), and an off-path episode of
-    each task first (its states then lie on rollouts the later episodes enter and follow)."""
+    each task first (its states then lie on rollouts the later episodes enter and follow), each
+    agent with seeds of its own."""
     from budgetgym.eval.agents.scripted import NoisyOracleAgent, OracleAgent
     from budgetgym.eval.episodes import play_episode
 
     recorder, sparse = gym.make(env_id), gym.make(env_id)
     ids = recorder.unwrapped.tasks.ids[:3]
     runs = []
-    for agent in (NoisyOracleAgent(p=0.5), OracleAgent(), NoisyOracleAgent(p=0.25)):
+    for index, agent in enumerate((NoisyOracleAgent(p=0.5), OracleAgent(), NoisyOracleAgent(p=0.25))):
         for number, task_id in enumerate(ids):
-            start = {"seed": number, "options": {"task_id": task_id}}
+            # Each agent's episodes of a task with a seed of its own: families whose seed reaches
+            # nothing (episode_seed_matters = False) carry a task's potentials across them.
+            start = {"seed": 100 * index + number, "options": {"task_id": task_id}}
             runs.append((start, play_episode(recorder, agent, **start).actions))
     env = gym.make(env_id, reward_mode="oracle_distance")
     base = env.unwrapped
@@ -396,3 +399,43 @@ def test_every_reward_is_the_uncached_change_in_potential(env_id):
                 before = now
     for closing in (env, sparse, recorder):
         closing.close()
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_a_lean_info_env_plays_the_same_game(env_id):
+    """``lean_info`` (the shadow's) leaves only what info alone carries out: the same observations,
+    rewards, ends, states and verdicts on the oracle's and noisy oracles' episodes."""
+    from budgetgym.eval.agents.scripted import NoisyOracleAgent, OracleAgent
+    from budgetgym.eval.episodes import play_episode
+
+    full, lean = gym.make(env_id), gym.make(env_id)
+    lean.unwrapped.lean_info = True
+    ids = full.unwrapped.tasks.ids[:3]
+    for agent in (OracleAgent(), NoisyOracleAgent(p=0.5)):
+        for number, task_id in enumerate(ids):
+            start = {"seed": number, "options": {"task_id": task_id}}
+            actions = play_episode(full, agent, **start).actions
+            assert full.reset(**start)[0] == lean.reset(**start)[0]
+            for action in actions:
+                ours, theirs = full.step(action), lean.step(action)
+                assert ours[:4] == theirs[:4], action
+                assert {k: v for k, v in ours[4].items() if k not in ("admissible_actions", "tools")} == theirs[4]
+                assert state_digest(full.unwrapped) == state_digest(lean.unwrapped)
+            assert full.unwrapped.snapshot()["transcript"] == lean.unwrapped.snapshot()["transcript"]
+    full.close()
+    lean.close()
+
+
+@pytest.mark.parametrize("env_id", ["budgetgym/FunctionCalling-v0", "budgetgym/Web-v0"])
+def test_a_family_whose_seed_reaches_nothing_measures_a_task_once_across_seeds(env_id):
+    """FunctionCalling and Web ignore the episode seed (``episode_seed_matters = False``): a second
+    attempt of a task with another seed finds its oracle path measured; another task does not."""
+    env = gym.make(env_id, reward_mode="oracle_distance")
+    distance = env.unwrapped._distance
+    first = rollout(env, "oracle", seed=1, options={"task_index": 0})
+    misses = distance.misses
+    again = rollout(env, "oracle", seed=2, options={"task_index": 0})
+    assert distance.misses == misses and [s.reward for s in again.steps] == [s.reward for s in first.steps]
+    rollout(env, "oracle", seed=2, options={"task_index": 1})
+    assert distance.misses > misses
+    env.close()

@@ -181,6 +181,17 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: process, across episode seeds: for families whose seed and constructor reach nothing the oracle
     #: sees (:mod:`budgetgym.core.process_reward`).
     oracle_distance_shared: ClassVar[bool] = False
+    #: The episode seed reaches nothing: ``_load_task`` and ``_set_state`` ignore it, so two episodes
+    #: of a task with different seeds are one game, told apart by their actions alone. The
+    #: oracle-distance reward then keeps an env's potentials per task across seeds (K attempts of a
+    #: task measure its states once), not per task and seed (:mod:`budgetgym.core.process_reward`).
+    episode_seed_matters: ClassVar[bool] = True
+    #: Set True on an env (an instance) whose ``info`` nobody reads past the step's own verdict (the
+    #: oracle-distance reward's shadow): ``step``, ``reset`` and ``current_info`` then leave out what
+    #: only ``info`` carries (``admissible_actions``, the ``tools`` schemas) and ``step`` renders
+    #: nothing. The state, the observations and the transitions are the same either way (a Web
+    #: step's page actions, a Navigation step's admissible commands are not computed).
+    lean_info: bool = False
     #: The kinds of mistake ``propose_mistake`` can make (the failure-state builder asks for these).
     failure_kinds: ClassVar[tuple[str, ...]] = ()
     #: The kinds whose mistake must move ``state_key()`` off the clean solution's path (None: all;
@@ -408,6 +419,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                                 "full_budget": task.max_turns,  # type: ignore[union-attr]
                                 "oracle_turns": task.oracle_turns, "success": solved,  # type: ignore[union-attr]
                                 "progress": self._progress}
+        if self.lean_info:
+            info["action_valid"] = valid
+            info["action_error"] = error
+            return observation, reward, terminated, truncated, info
         admissible = self.admissible_actions()
         if admissible is not None:
             info["admissible_actions"] = admissible
@@ -757,7 +772,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if at_reset:
             info["action_valid"] = True
             info["action_error"] = None
+            if self.lean_info:
+                return info
             info["tools"] = self._tool_schemas()
+        elif self.lean_info:
+            return info
         admissible = self.admissible_actions()
         if admissible is not None:
             info["admissible_actions"] = admissible

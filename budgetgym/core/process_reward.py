@@ -39,7 +39,11 @@ The contract:
   that rollout's next state, whose digest the rollout recorded, so it pays no digest either (a
   string comparison: the env is a deterministic function of its state); an invalid action changes
   no state and costs nothing. The cache lives with
-  the env for one task and episode seed, cleared when either changes; a family that declares
+  the env for one task and episode seed, cleared when either changes (for one task whatever the
+  seed where the family declares ``episode_seed_matters = False``: FunctionCalling, Web and Coding
+  ignore the seed, so K attempts of a task are one game and measure its states once; their
+  constructor arguments, FunctionCalling's ``retry_answers`` and Web's catalogue, change the play,
+  so the cache stays the env's); a family that declares
   ``oracle_distance_shared = True`` (Navigation: the seed reaches nothing, and no constructor
   argument changes the play) shares it instead with every env of its class in the process, per
   task (by id and fingerprint) across seeds, ``MAX_SHARED_STATES`` states in all (the least recently
@@ -78,8 +82,13 @@ Limits (read them before training on it):
   more, never another state's value. ``benchmarks/bench_process_reward.py``
   measures it against the sparse mode in one run (CPU per step, resets included): see the figures
   in ``docs/architecture.md``.
-* Outside ``oracle_distance_shared`` families the cache is per task and episode seed: K attempts of
-  a task with different seeds do not share it (the seed may shape what the state does not hold).
+* Outside ``oracle_distance_shared`` families the cache is the env's, per task and episode seed
+  unless the family declares that the seed reaches nothing (``episode_seed_matters = False``): there
+  K attempts of a task share it, elsewhere they do not (the seed may shape what the state does not
+  hold). Envs of one process do not share it.
+* The shadow is set ``lean_info`` (``TextEnv.lean_info``): its steps build no admissible actions
+  and no tool schemas, which nobody reads there (Web's page actions, Navigation's admissible
+  commands from the game engine).
 * A family may set up the shadow once it is copied: ``prepare_oracle_shadow()`` (a no-op on
   ``TextEnv``) is called on it (Navigation's keeps a Z-machine per game, so that a switch of game costs
   the shadow no story load).
@@ -249,7 +258,9 @@ class OracleDistance:
                                task.fingerprint)  # type: ignore[union-attr]
             self._scope, self._potentials = scope, shared_potentials(scope)
         else:
-            scope = (task.id, env._episode_seed)  # type: ignore[union-attr]
+            # A family whose seed reaches nothing plays one game per task whatever the seed: its K
+            # attempts of a task share the env's potentials (constructor arguments stay the env's).
+            scope = (task.id, env._episode_seed) if type(env).episode_seed_matters else (task.id,)  # type: ignore[union-attr]
             if scope != self._scope or len(self._potentials.turns) > MAX_CACHED_STATES:
                 self._scope, self._potentials = scope, Potentials()
         self._pending, self._at = False, None
@@ -370,6 +381,8 @@ class OracleDistance:
         if self._shadow is None:
             self._shadow = copy.deepcopy(env)
             self._shadow.reward_mode, self._shadow._distance = "sparse", None  # it pays no process reward
+            # Nobody reads its info (the rollout reads action_valid alone) or watches it play.
+            self._shadow.lean_info, self._shadow.render_mode = True, None
             self._shadow.prepare_oracle_shadow()
         return self._shadow
 

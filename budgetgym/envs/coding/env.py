@@ -148,6 +148,7 @@ class CodingEnv(TextEnv):
 
     family = "coding"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    episode_seed_matters = False  # the workspace is the task's files: _load_task ignores the seed
     max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     failure_kinds = mistakes.KINDS
     exploits = {

@@ -157,6 +157,7 @@ class FunctionCallingEnv(TextEnv):
 
     family = "function_calling"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    episode_seed_matters = False  # the task's record is the whole game: _load_task ignores the seed
     max_calls_per_turn = MAX_CALLS_PER_STEP  # parallel: independent calls may share a turn
     accepts_messages = True
     failure_kinds = mistakes.KINDS

@@ -90,6 +90,7 @@ class WebEnv(TextEnv):
 
     family = "web"
     oracle_plans_from_any_state = True  # reward_mode='oracle_distance' (budgetgym.core.process_reward)
+    episode_seed_matters = False  # the shop is the task's and the catalogue's: _load_task ignores the seed
     max_calls_per_turn = 1  # sequential: each action depends on what the last one showed
     instructions = (
         "You are shopping in a web shop for the instruction at the top of each page. Search with "
