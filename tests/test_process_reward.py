@@ -439,3 +439,30 @@ def test_a_family_whose_seed_reaches_nothing_measures_a_task_once_across_seeds(e
     rollout(env, "oracle", seed=2, options={"task_index": 1})
     assert distance.misses > misses
     env.close()
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_a_state_view_is_the_fast_restore_state_uncopied(env_id):
+    """``state_view()`` (what a digest reads) is ``_get_state()``'s JSON value on every state of the
+    oracle's and a noisy oracle's episodes: the digests are those of the copied state."""
+    import hashlib
+
+    from budgetgym.eval.agents.scripted import NoisyOracleAgent, OracleAgent
+    from budgetgym.eval.episodes import play_episode
+
+    env = gym.make(env_id)
+    base = env.unwrapped
+    canonical = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
+    for agent in (OracleAgent(), NoisyOracleAgent(p=0.5)):
+        for number, task_id in enumerate(base.tasks.ids[:3]):
+            start = {"seed": number, "options": {"task_id": task_id}}
+            actions = play_episode(env, agent, **start).actions
+            env.reset(**start)
+            for action in [None, *actions]:
+                if action is not None:
+                    env.step(action)
+                assert json.dumps(base.state_view(), **canonical) == json.dumps(base._get_state(), **canonical)
+                state, history = base._get_state(), base.history_key()
+                text = json.dumps(state if history is None else [state, history], **canonical)
+                assert state_digest(base) == hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    env.close()

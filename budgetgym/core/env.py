@@ -319,6 +319,14 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """A JSON-serialisable copy of the backend state for fast restore, or None (replay)."""
         return None
 
+    def state_view(self) -> Any:
+        """The fast-restore state as ``_get_state()`` gives it (the same JSON value), without its
+        copy: read it at once, never keep or change it. :func:`budgetgym.core.process_reward.state_digest`
+        reads it (the oracle-distance reward digests every state of every rollout). The default is
+        ``_get_state()``; a family whose ``_get_state`` copies a large state returns its parts as
+        they are (FunctionCalling: a digest 21.9 -> 12.8 us; Web 11.5 -> 6.0 us)."""
+        return self._get_state()
+
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
         """Restore a state produced by ``_get_state`` for ``task`` (only called when that is not None).
 

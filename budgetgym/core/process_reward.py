@@ -170,7 +170,7 @@ def state_digest(env: "TextEnv") -> str:
     oracle-distance cache and the step-level groups (:mod:`budgetgym.train.step_groups`) key states
     by it. Needs a family with a fast restore. A family whose future also reads the episode's
     history (``TextEnv.history_key``) has that held too; the others' digests are of the state alone."""
-    state, history = env._get_state(), env.history_key()
+    state, history = env.state_view(), env.history_key()
     text = json.dumps(state if history is None else [state, history], sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -404,6 +404,10 @@ class FunctionCallingEnv(TextEnv):
             "turn_calls": copy_state(self._turn_calls),
         }
 
+    def state_view(self) -> Any:
+        # _get_state's value without its copy (each state of a rollout is digested).
+        return {"backend": self._backend.state, "user_turn": self._user_turn, "turn_calls": self._turn_calls}
+
     def _state_schema(self, task: Task) -> Mapping[str, Any]:
         return state_schema(task["domain"])
 

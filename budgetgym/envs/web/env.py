@@ -301,6 +301,9 @@ class WebEnv(TextEnv):
     def _get_state(self) -> Any:
         return self.shop.get_state()
 
+    def state_view(self) -> Any:
+        return self.shop.state_view()
+
     def _set_state(self, task: Task, seed: int, state: Any) -> None:
         shop = self.new_shop(task)
         try:

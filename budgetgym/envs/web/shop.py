@@ -234,6 +234,10 @@ class Shop:
         return {"catalogue": self.catalogue.fingerprint, "page": _copy_page(self.page),
                 "history": [_copy_page(p) for p in self.history], "cart": [_copy_page(line) for line in self.cart]}
 
+    def state_view(self) -> dict[str, Any]:
+        """:meth:`get_state`'s value without its copies: read it at once, never keep or change it."""
+        return {"catalogue": self.catalogue.fingerprint, "page": self.page, "history": self.history, "cart": self.cart}
+
     def check_state(self, state: Any) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
         """Validate a state from :meth:`get_state` completely; return (page, history, cart) copies. Raises ValueError."""
         if not isinstance(state, Mapping) or set(state) != {"catalogue", "page", "history", "cart"}:
