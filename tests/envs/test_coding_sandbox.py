@@ -144,6 +144,21 @@ def test_folders_nested_past_the_recursion_limit_are_read_back_and_removed(box):
     assert usable(box)
 
 
+def test_a_forged_manifest_does_not_hide_a_change(box):
+    """Docker's exec writes the workspace's manifest on its stderr after the command, and reads the
+    workspace back only when it changed; the command's processes run as the same user as that exec,
+    so they can write into its stderr through /proc/<pid>/fd and claim a deleted file is still
+    there (files() kept it)."""
+    import hashlib
+
+    assert "README.md" in box.files()  # read once: the manifest that a forger would repeat
+    digest = hashlib.sha1(FILES["README.md"].encode()).hexdigest()
+    forged = f"\\000budgetgym-manifest\\000{digest}  ./README.md\\000"
+    result = box.run(f"rm README.md; for fd in /proc/[0-9]*/fd/*; do printf '{forged}' > $fd; done 2>/dev/null; true")
+    assert result.exit_code == 0, result.output[-300:]
+    assert box.files() == {"pkg/mod.py": FILES["pkg/mod.py"].encode()}
+
+
 def test_background_processes_do_not_outlive_their_command(box):
     box.run("(sleep 5; echo late > late.txt) > /dev/null 2>&1 &")
     result = box.run("sleep 6; ls", timeout=8)

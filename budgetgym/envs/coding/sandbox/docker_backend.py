@@ -66,16 +66,43 @@ else:
 # workspace's manifest on stderr: "sha1  ./path" for each regular file within the size limit.
 # find runs sha1sum itself (-exec ... +: no run when nothing matched), one process fewer than a
 # pipe into xargs: every process started in the container is a fork and exec on the step's clock.
+# The command can write into that stderr too (the user's processes may open /proc/<this shell>/fd/*),
+# so the manifest is what follows the last _MANIFEST_MARK, written once every other thread of the
+# user ($4) is dead (a zombie at most: one killed mid-write could still add bytes); a user thread
+# still alive after 200 looks leaves the mark out, and the workspace is read back instead.
+_MANIFEST_MARK = b"\0budgetgym-manifest\0"
 _RUN_AND_CLEAN = r"""timeout -s KILL "$1" /bin/sh -c "$2" 2>&1
 code=$?
 kill -9 -1 2>/dev/null
-find . -type f -size -"$3"c -exec sha1sum -z -- {} + >&2 2>/dev/null
+looks=0
+while [ $looks -lt 200 ]; do
+  alive=
+  for status in /proc/[0-9]*/task/[0-9]*/status; do
+    case $status in /proc/$$/*) continue ;; esac
+    uid= state=
+    while read -r key first rest; do
+      case $key in Uid:) uid=$first ;; State:) state=$first ;; esac
+    done 2>/dev/null < "$status"
+    if [ "$uid" = "$4" ] && [ "$state" != Z ] && [ "$state" != X ]; then alive=1; break; fi
+  done
+  [ -z "$alive" ] && break
+  looks=$((looks + 1))
+done
+if [ -z "$alive" ]; then
+  printf '\000budgetgym-manifest\000' >&2
+  find . -type f -size -"$3"c -exec sha1sum -z -- {} + >&2 2>/dev/null
+fi
 exit $code"""
 
 
-def _parse_manifest(data: bytes) -> dict[str, str]:
+def _parse_manifest(data: bytes) -> dict[str, str] | None:
+    """The manifest after the last mark (what the command wrote before it is not the manifest's);
+    None without a mark (a user process outlived the kill: the workspace must be read back)."""
+    cut = data.rfind(_MANIFEST_MARK)
+    if cut < 0:
+        return None
     manifest = {}
-    for entry in data.split(b"\0"):
+    for entry in data[cut + len(_MANIFEST_MARK):].split(b"\0"):
         digest, _, path = entry.partition(b"  ")
         if path.startswith(b"./"):
             manifest[path[2:].decode("utf-8", errors="surrogateescape")] = digest.decode("ascii", errors="replace")
@@ -474,7 +501,8 @@ class DockerSandbox(Sandbox):
         api = self.client.api
         cleans = self._uid != 0
         if cleans:
-            argv = ["/bin/sh", "-c", _RUN_AND_CLEAN, "sh", f"{wall:g}", command, str(limits.file_bytes + 1)]
+            argv = ["/bin/sh", "-c", _RUN_AND_CLEAN, "sh", f"{wall:g}", command, str(limits.file_bytes + 1),
+                    str(self._uid)]
         else:
             argv = ["timeout", "-s", "KILL", f"{wall:g}", "/bin/sh", "-c", command]
         exec_id = self._engine(api.exec_create, self.container.id, argv, user=self.user, workdir=workdir,
