@@ -39,11 +39,12 @@ The contract:
   that rollout's next state, whose digest the rollout recorded, so it pays no digest either (a
   string comparison: the env is a deterministic function of its state); an invalid action changes
   no state and costs nothing. The cache lives with
-  the env for one task and episode seed, cleared when either changes (for one task whatever the
-  seed where the family declares ``episode_seed_matters = False``: FunctionCalling, Web and Coding
-  ignore the seed, so K attempts of a task are one game and measure its states once; their
-  constructor arguments, FunctionCalling's ``retry_answers`` and Web's catalogue, change the play,
-  so the cache stays the env's); a family that declares
+  the env per task and episode seed (per task whatever the seed where the family declares
+  ``episode_seed_matters = False``: FunctionCalling, Web and Coding ignore the seed, so K attempts
+  of a task are one game and measure its states once; their constructor arguments,
+  FunctionCalling's ``retry_answers`` and Web's catalogue, change the play, so the cache stays the
+  env's), several tasks at once (``MAX_CACHED_STATES`` states in all, the least recently started
+  tasks dropped first at a reset), so attempts of tasks played in turn keep theirs; a family that declares
   ``oracle_distance_shared = True`` (Navigation: the seed reaches nothing, and no constructor
   argument changes the play) shares it instead with every env of its class in the process, per
   task (by id and fingerprint) across seeds, ``MAX_SHARED_STATES`` states in all (the least recently
@@ -117,7 +118,8 @@ ORACLE_DISTANCE = "oracle_distance"
 REWARD_MODES = ("sparse", "progress", ORACLE_DISTANCE)
 """Every ``reward_mode`` a ``TextEnv`` takes (see its docstring and this module's)."""
 
-#: An env's own cache is cleared at a reset once it holds this many states (never within an episode).
+#: An env's own cache holds the potentials of several tasks (the least recently started dropped at
+#: a reset once they hold more than this many states in all; never within an episode).
 MAX_CACHED_STATES = 65_536
 #: The potentials shared by the envs of a process (families that declare ``oracle_distance_shared``)
 #: hold at most this many states in all; past it the least recently started tasks are dropped.
@@ -200,6 +202,9 @@ class OracleDistance:
     def __init__(self) -> None:
         self._potentials = Potentials()
         self._scope: Hashable | None = None
+        # The env's own scopes (task, or task and seed), least recently started first: K attempts of
+        # several tasks, interleaved, keep each task's potentials.
+        self._scopes: "OrderedDict[Hashable, Potentials]" = OrderedDict()
         self._shadow: TextEnv | None = None
         # At an episode's start whose turns are not known yet, until the first step that changed
         # the state (see start()).
@@ -261,8 +266,8 @@ class OracleDistance:
             # A family whose seed reaches nothing plays one game per task whatever the seed: its K
             # attempts of a task share the env's potentials (constructor arguments stay the env's).
             scope = (task.id, env._episode_seed) if type(env).episode_seed_matters else (task.id,)  # type: ignore[union-attr]
-            if scope != self._scope or len(self._potentials.turns) > MAX_CACHED_STATES:
-                self._scope, self._potentials = scope, Potentials()
+            if scope != self._scope:
+                self._scope, self._potentials = scope, self._own(scope)
         self._pending, self._at = False, None
         potentials = self._potentials
         if env.turn == 0 and not (env._solved or env._failed):
@@ -282,6 +287,24 @@ class OracleDistance:
             self.potential = self.phi(env, key)
             return
         self.potential = self.phi(env)
+
+    def _own(self, scope: Hashable) -> Potentials:
+        """The env's potentials of ``scope`` (made empty when new), moved to the recent end; the least
+        recent scopes are dropped while the env's states number more than ``MAX_CACHED_STATES``."""
+        scopes = self._scopes
+        if self._potentials.turns and not _is_shared(self._scope) and self._scope is not None:
+            scopes.setdefault(self._scope, self._potentials)  # a copy's or an unpickled env's scope
+        potentials = scopes.get(scope)
+        if potentials is None:
+            potentials = scopes[scope] = Potentials()
+        scopes.move_to_end(scope)
+        total = sum(len(p.turns) for p in scopes.values())
+        while total > MAX_CACHED_STATES and len(scopes) > 1:
+            _, dropped = scopes.popitem(last=False)
+            total -= len(dropped.turns)
+        if total > MAX_CACHED_STATES:
+            potentials.turns.clear()
+        return potentials
 
     def reward(self, env: "TextEnv", changed: bool = True) -> float:
         """The reward of the step ``env`` just took: Phi(now) - Phi(before). ``changed=False`` (an
