@@ -69,7 +69,8 @@ else:
 # The command can write into that stderr too (the user's processes may open /proc/<this shell>/fd/*),
 # so the manifest is what follows the last _MANIFEST_MARK, written once every other thread of the
 # user ($4) is dead (a zombie at most: one killed mid-write could still add bytes); a user thread
-# still alive after 200 looks leaves the mark out, and the workspace is read back instead.
+# still alive after 200 looks leaves the mark out, and the workspace is read back instead. Each
+# status file is read up to its Uid line (State comes before it): dash reads a byte a system call.
 _MANIFEST_MARK = b"\0budgetgym-manifest\0"
 _RUN_AND_CLEAN = r"""timeout -s KILL "$1" /bin/sh -c "$2" 2>&1
 code=$?
@@ -81,7 +82,7 @@ while [ $looks -lt 200 ]; do
     case $status in /proc/$$/*) continue ;; esac
     uid= state=
     while read -r key first rest; do
-      case $key in Uid:) uid=$first ;; State:) state=$first ;; esac
+      case $key in State:) state=$first ;; Uid:) uid=$first; break ;; esac
     done 2>/dev/null < "$status"
     if [ "$uid" = "$4" ] && [ "$state" != Z ] && [ "$state" != X ]; then alive=1; break; fi
   done
