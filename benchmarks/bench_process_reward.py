@@ -10,7 +10,9 @@ first episode on another task (a reset and the oracle's first step, where an unm
 measured: a one-time cost per env, the copy and that rollout, reported apart as ``first_reset_ms``,
 wall clock), and each run's task is played so once with another seed, so that the env and its
 shadow hold the task's backend (Navigation's game engines) as the sparse env's best round does.
-Then the potentials the process shares (``forget_shared_potentials``) are forgotten, so that each
+Then the potentials the process shares (``forget_shared_potentials``) and the env's own
+(``OracleDistance.forget``: it keeps several tasks', across seeds where the seed reaches nothing)
+are forgotten, so that each
 timed episode is its task's first in the process, its cache cold: ``ratio``, ``hit_rate``. The same
 env then replays the runs with other seeds (``repeat_*``: another episode of each task, as K
 attempts of a task in one process are; a family that shares potentials across seeds finds its
@@ -24,9 +26,10 @@ ratio, the cache's hits and misses per step and its hit rate; and ``targets`` (e
 per family, the oracle path's ratio on a cold cache and on a repeat, the warm ratio, and at most
 one rollout per step off the path.
 
-Last measured (one run, load 4.7-6.9; the figures in ``docs/architecture.md``): oracle path cold
-FunctionCalling 3.87x, Web 2.5x, Navigation 1.89x, Coding 2.9x (its sparse step 0.9-1.4 ms
-between runs: 2.32x in the run before); the warm ratios 0.9-1.5x.
+Last measured (one run, load 3.5-4.3; the figures in ``docs/architecture.md``): oracle path cold
+FunctionCalling 3.47x, Web 1.91x, Navigation 1.9x, Coding 2.0x (at a76bb51, the round before, in one
+run at load 4.2-4.3: 4.12x, 2.2x, 1.83x, 2.05x); a repeat 1.46x, 0.97x, 1.19x, 1.07x (4.33x, 1.88x,
+1.16x, 2.03x); the warm ratios 0.9-2.4x (FunctionCalling's noisy states each pay a digest: 2.39x).
 """
 
 from __future__ import annotations
@@ -123,7 +126,10 @@ def measure(env_id: str, kwargs: dict, runs: list[tuple[dict, list[str]]], round
         # potentials the process shares are forgotten, so each timed episode is its task's first.
         for start, _ in runs:
             first_step(env, seed=10_000, options=start["options"])
+        # The env keeps several tasks' potentials, across seeds where the seed reaches nothing: what
+        # these first steps measured is forgotten too, so the timed episodes are cold.
         forget_shared_potentials()
+        base.oracle_distance.forget()
         cpu, steps, hits, misses = counted(base, lambda: replay_cpu(env, runs))
         counts.update(hits_per_step=hits / steps, misses_per_step=misses / steps, hit_rate=hits / (hits + misses),
                       steps=steps)

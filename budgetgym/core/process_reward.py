@@ -73,10 +73,14 @@ Limits (read them before training on it):
   in-memory families, the price of ``turns(s)`` real steps where a step runs tests (Coding). So an
   episode on the oracle's path whose task is new to the cache costs about two sparse ones (its
   steps, then the rollout's) plus the oracle's planning at each state, which is most of it where
-  a step takes microseconds and the oracle plans (FunctionCalling's repairs: about 4x a step).
-  Measured cold, CPU per step against sparse (load 4.7-6.9): FunctionCalling 3.9x (5.0x before
-  the start was rolled out from a reset and steps followed the rollout), Web 2.5x (3.2x),
-  Navigation 1.9x, Coding 2.3-2.9x (2.6x); the target, 2.0x, is met by Navigation alone.
+  a step takes microseconds and the oracle plans (FunctionCalling's repairs). Measured cold, CPU
+  per step against sparse (one run each, load 3.5-4.3; before this round, at a76bb51, in brackets,
+  load 4.2-4.3): FunctionCalling 3.47x (4.12x), Web 1.91x (2.2x), Navigation 1.9x (1.83x), Coding
+  2.0x (2.05x); the target, 2.0x, is met by all but FunctionCalling. Its cold episode is its own
+  step (~60 us), the shadow's step (~50 us), the oracle's plan (~70 us) and a digest (~12 us plus
+  the seen record) per state: 2.0x would leave the oracle and the digest ~10 us a state in all.
+  A later attempt of a task (another seed): FunctionCalling 1.46x (4.33x), Web 0.97x (1.88x),
+  Navigation 1.19x, Coding 1.07x (2.03x), its path measured (``episode_seed_matters``).
 * The key is the fast-restore state with what the future reads of the history
   (``TextEnv.history_key``: FunctionCalling's oracle and checks read what the agent has seen), so
   an agent that read something off the oracle's path is a new state for the cache: one rollout
@@ -248,6 +252,13 @@ class OracleDistance:
                 shared.unit = potentials.unit
             potentials = shared
         self._potentials = potentials
+
+    def forget(self) -> None:
+        """Empty this env's own potentials, every task's (a benchmark's cold start; the values come
+        back the same when measured again); the shadow stays. Shared potentials: see
+        :func:`forget_shared_potentials`."""
+        self._scopes.clear()
+        self._scope, self._potentials, self._pending, self._at = None, Potentials(), False, None
 
     def close(self) -> None:
         """Close the shadow env (its backend: a sandbox, an engine); a later miss makes a new one."""
