@@ -215,6 +215,9 @@ def _validated(calls: list[ToolCall], tools: Mapping[str, Tool]) -> Action:
         if tool is None:
             raise _Problem(f"Unknown tool '{call.name}'.")
         given = call.arguments
+        accepts = tool._plain_accepts  # set once the tool is compiled (Tool.compile says when)
+        if accepts is not None and accepts(given):
+            continue  # valid, and nothing to normalise
         problem = tool.validation_error(given)
         if problem is not None:
             where = f"call {index + 1}, " if len(calls) > 1 else ""

@@ -380,8 +380,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         previous_progress = self._progress
         previous_tools = self.tools
         error = None
+        recorded = action
         if not isinstance(action, str):
             error = f"The action must be text, got {type(action).__name__}."
+            recorded = repr(action)
         elif len(action) > self.max_action_length:
             error = f"The action is {len(action)} characters long; at most {self.max_action_length}."
         else:
@@ -401,10 +403,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 self._terminal_reward = outcome.reward
         else:
             observation = f"Invalid action: {error}"
-        if len(observation) > self.observation_limit:
+        if len(observation) > self._observation_limit:  # _fit's own test, without the property's call
             observation = self._fit(observation)
         turn = self._turn = self._turn + 1
-        self._transcript.append((action if isinstance(action, str) else repr(action), observation))
+        self._transcript.append((recorded, observation))
         self._last_observation = observation
         solved, task = self._solved, self.task
         terminated = solved or self._failed
@@ -759,6 +761,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     def _begin(self, task: Task, seed: int) -> None:
         self.task = task
         self._episode_seed = seed
+        self._observation_limit = self.observation_limit  # read once an episode: step's _fit test
         self._turn = 0
         self._calls = 0
         self._transcript = []

@@ -55,6 +55,11 @@ class SchemaValidator:
         self._accepts: Callable[[Any], bool] | None = _text_fields_check(body)
 
     @property
+    def plain_check(self) -> Callable[[Any], bool] | None:
+        """The plain check of a text-fields schema (True only for a valid value), or None."""
+        return self._accepts
+
+    @property
     def fast(self) -> bool:
         """Whether valid values are accepted by the compiled validator (or the plain check)."""
         return self._fast is not None or self._accepts is not None

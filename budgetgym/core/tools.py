@@ -75,6 +75,7 @@ class Tool:
         parameters = plain(self.parameters)  # a private plain copy, read by the validators and the schemas
         object.__setattr__(self, "_plain_parameters", parameters)
         object.__setattr__(self, "_compiled", None)  # its SchemaValidator, on first use
+        object.__setattr__(self, "_plain_accepts", None)  # set by compile() (see there)
         # info["tools"] is built at every reset: one read-only schema per tool, shared by every reset.
         schema = {"type": "function", "function": {"name": self.name, "description": self.description,
                                                    "parameters": parameters}}
@@ -89,7 +90,13 @@ class Tool:
         """Check the schema against Draft 2020-12's meta-schema and build its validators now (else
         on the first validation). Raises ``jsonschema.SchemaError`` for an invalid schema."""
         if self._compiled is None:  # type: ignore[attr-defined]
-            object.__setattr__(self, "_compiled", validator_for(self._plain_parameters))  # type: ignore[attr-defined]
+            compiled = validator_for(self._plain_parameters)  # type: ignore[attr-defined]
+            # The parser accepts a call by the schema's plain check alone (no validation_error and
+            # normalise calls, every step's path) where those two are Tool's own: the check accepts
+            # only valid text-fields values, which have no integer to normalise.
+            if type(self).validation_error is Tool.validation_error and type(self).normalise is Tool.normalise:
+                object.__setattr__(self, "_plain_accepts", compiled.plain_check)
+            object.__setattr__(self, "_compiled", compiled)
 
     @property
     def validator(self) -> SchemaValidator:
