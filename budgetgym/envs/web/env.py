@@ -75,6 +75,7 @@ _BACK = frozenset({"back", "go back", "back()"})
 _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
 _CLICKS_KEPT = 4096  # pages whose click actions an env keeps (the oldest forgotten first), as the search's queries
+_FOUND_KEPT = 4096  # results pages whose potential milestone an env keeps, likewise
 
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
@@ -124,6 +125,12 @@ class WebEnv(TextEnv):
         # env's for good: kept per page content, so a page seen before costs a lookup, not a string
         # per element.
         self._clicks: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        # Whether a results page lists an item that can meet the goal being shopped for (potential).
+        self._found: dict[tuple[str, int, str, int], bool] = {}
+        # What the potential reads of the cart, kept while the cart (replaced, never changed in place:
+        # Shop's contract), the task and the order are the same objects: a step that leaves the cart
+        # as it was (all but adding to it) reads the goal being shopped for without working it out.
+        self._shopping: tuple[Any, ...] = (None,) * 8
 
     # ------------------------------------------------------------------ episode
 
@@ -189,26 +196,47 @@ class WebEnv(TextEnv):
         kind = page["kind"]
         if kind == "done":
             return 1.0 if page["reward"] == 1.0 else 0.0
-        goals = shop.order.goals
+        shopping = self._shopping
+        if shopping[0] is not shop.cart or shopping[1] is not self.task or shopping[2] is not shop.order:
+            shopping = self._shopping = self._shopping_for(shop)
+        _, task, _, in_cart, index, fitting, asked, size = shopping
+        if fitting is None:
+            return READY  # the cart meets every goal
+        if kind == "search":  # no milestone: the sum below with 0.0 added
+            return in_cart / size
+        milestone = 0.0
+        if kind == "results":
+            # Whether a results page lists a fitting item follows from the task, the goal and the
+            # page's query and number (the catalogue is the env's for good): kept, so a step onto a
+            # results page costs a lookup, not the page's ids out of the search and a set test.
+            key = (task.id, index, page["query"], page["page"])
+            found = self._found.get(key)
+            if found is None:
+                if len(self._found) >= _FOUND_KEPT:
+                    del self._found[next(iter(self._found))]
+                found = self._found[key] = not fitting.isdisjoint(shop.page_results())
+            if found:
+                milestone = FOUND
+        elif kind == "item" and page["product"] in fitting:
+            milestone = OPENED + OPTIONS_SET * len(page["selected"].items() & asked.items()) / len(asked)
+        return (in_cart + milestone) / size
+
+    def _shopping_for(self, shop: Shop) -> tuple[Any, ...]:
+        """What the potential reads of the cart (see ``_shopping``): the cart, the task and the order
+        it is for, READY times the goals met, the goal being shopped for (the first the cart does
+        not meet, as Shop.goal), its fitting products and asked options (None, None when all are
+        met), and the number of goals."""
+        task, goals = self.task, shop.order.goals
         if shop.cart:
             met = shop.met()
             count = sum(met)
             if count == len(goals):
-                return READY
-            index = met.index(False)  # the goal being shopped for (Shop.goal): the first the cart does not meet
+                return (shop.cart, task, shop.order, READY * count, 0, None, None, len(goals))
+            index = met.index(False)
         else:
             count = index = 0  # nothing met yet (a single goal's cart is always empty)
-        if kind == "search":  # no milestone: the sum below with 0.0 added
-            return READY * count / len(goals)
-        fitting = self.fitting(self.task)[index]
-        milestone = 0.0
-        if kind == "results":
-            if not fitting.isdisjoint(shop.page_results()):
-                milestone = FOUND
-        elif kind == "item" and page["product"] in fitting:
-            asked = goals[index].options
-            milestone = OPENED + OPTIONS_SET * len(page["selected"].items() & asked.items()) / len(asked)
-        return (READY * count + milestone) / len(goals)
+        return (shop.cart, task, shop.order, READY * count, index, self.fitting(task)[index],
+                goals[index].options, len(goals))
 
     def fitting(self, task: Task) -> tuple[frozenset[str], ...]:
         """For each goal of ``task``'s order, the ids of the catalogue's products that can meet it
