@@ -150,17 +150,24 @@ def shared_potentials(scope: Hashable) -> Potentials:
     """The process's potentials of ``scope`` (made empty when new), moved to the recent end; the
     least recent scopes are dropped while the shared states number more than ``MAX_SHARED_STATES``."""
     with _SHARED_LOCK:
-        potentials = _SHARED.get(scope)
-        if potentials is None:
-            potentials = _SHARED[scope] = Potentials()
-        _SHARED.move_to_end(scope)
-        total = sum(len(p.turns) for p in _SHARED.values())
-        while total > MAX_SHARED_STATES and len(_SHARED) > 1:
-            _, dropped = _SHARED.popitem(last=False)
-            total -= len(dropped.turns)
-        if total > MAX_SHARED_STATES:
-            potentials.turns.clear()
-        return potentials
+        return _recent(_SHARED, scope, MAX_SHARED_STATES)
+
+
+def _recent(scopes: "OrderedDict[Hashable, Potentials]", scope: Hashable, limit: int) -> Potentials:
+    """``scopes``' potentials of ``scope`` (made empty when new), moved to the recent end; the least
+    recent scopes are dropped while their states number more than ``limit`` (and the scope's own
+    emptied if it alone holds more)."""
+    potentials = scopes.get(scope)
+    if potentials is None:
+        potentials = scopes[scope] = Potentials()
+    scopes.move_to_end(scope)
+    total = sum(len(p.turns) for p in scopes.values())
+    while total > limit and len(scopes) > 1:
+        _, dropped = scopes.popitem(last=False)
+        total -= len(dropped.turns)
+    if total > limit:
+        potentials.turns.clear()
+    return potentials
 
 
 def forget_shared_potentials() -> None:
@@ -305,17 +312,7 @@ class OracleDistance:
         scopes = self._scopes
         if self._potentials.turns and not _is_shared(self._scope) and self._scope is not None:
             scopes.setdefault(self._scope, self._potentials)  # a copy's or an unpickled env's scope
-        potentials = scopes.get(scope)
-        if potentials is None:
-            potentials = scopes[scope] = Potentials()
-        scopes.move_to_end(scope)
-        total = sum(len(p.turns) for p in scopes.values())
-        while total > MAX_CACHED_STATES and len(scopes) > 1:
-            _, dropped = scopes.popitem(last=False)
-            total -= len(dropped.turns)
-        if total > MAX_CACHED_STATES:
-            potentials.turns.clear()
-        return potentials
+        return _recent(scopes, scope, MAX_CACHED_STATES)
 
     def reward(self, env: "TextEnv", changed: bool = True) -> float:
         """The reward of the step ``env`` just took: Phi(now) - Phi(before). ``changed=False`` (an
