@@ -86,6 +86,15 @@ def _call(name: str, **arguments: str) -> Action:
     return Action(calls=(ToolCall(name, arguments),))
 
 
+def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> Any:
+    """Store ``value`` under ``key`` in ``cache``, the oldest entry forgotten first once it holds
+    ``limit``; return ``value``."""
+    if len(cache) >= limit:
+        del cache[next(iter(cache))]
+    cache[key] = value
+    return value
+
+
 class WebEnv(TextEnv):
     """Web shopping over the shipped catalogue; see the module docstring."""
 
@@ -212,9 +221,7 @@ class WebEnv(TextEnv):
             key = (task.id, index, page["query"], page["page"])
             found = self._found.get(key)
             if found is None:
-                if len(self._found) >= _FOUND_KEPT:
-                    del self._found[next(iter(self._found))]
-                found = self._found[key] = not fitting.isdisjoint(shop.page_results())
+                found = _keep(self._found, key, not fitting.isdisjoint(shop.page_results()), _FOUND_KEPT)
             if found:
                 milestone = FOUND
         elif kind == "item" and page["product"] in fitting:
@@ -283,9 +290,7 @@ class WebEnv(TextEnv):
         key = (kind, page["query"], page["page"]) if kind == "results" else (kind, page.get("product"), shop.order.is_list)
         clicks = self._clicks.get(key)
         if clicks is None:
-            if len(self._clicks) >= _CLICKS_KEPT:
-                del self._clicks[next(iter(self._clicks))]
-            clicks = self._clicks[key] = tuple(f"click[{label}]" for label in shop.elements())
+            clicks = _keep(self._clicks, key, tuple(f"click[{label}]" for label in shop.elements()), _CLICKS_KEPT)
         actions = [SEARCH_TEMPLATE, *clicks]
         if shop.history:
             actions.append("back")
