@@ -245,7 +245,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     with the same options to finish an interrupted study."""
     from dataclasses import replace
 
-    from budgetgym.train.lm_grpo import REWARDS
+    from budgetgym.train.grpo import REWARDS
     from budgetgym.train.study import StudyConfig, run_study
 
     env_ids = [check_env_id(e) for e in (args.families.split(",") if args.families else [args.env])]

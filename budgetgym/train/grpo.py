@@ -1,9 +1,12 @@
 """Group-relative policy gradient for :class:`LinearSoftmaxPolicy`, in two budget regimes.
 
 Each iteration draws tasks from the training split; each task is attempted ``group_size`` times
-(a group), and each attempt's advantage is its reward minus the group's mean reward (GRPO without
-the learned critic). The reward is exactly what the env pays: the two regimes differ only in the
-turn cap, never in the reward:
+(a group), and each attempt's advantage is its return minus the group's mean return (GRPO without
+the learned critic). The return is exactly what the env pays under the chosen reward
+(:data:`REWARDS`): ``sparse`` (1.0 when solved), ``milestone`` (the env's ``reward_mode="progress"``)
+or ``oracle-distance`` (potential-based shaping from the oracle's distance,
+:mod:`budgetgym.core.process_reward`). Success in the curve is always the env's ``success``,
+whichever reward trained. The two regimes differ only in the turn cap, never in the reward:
 
 * ``full``: every episode at the task's full budget, the remaining turns shown
   (``BudgetMix(budgets=(1.0,), reveal="remaining")``);
@@ -33,6 +36,8 @@ from budgetgym.wrappers import BudgetMix
 FULL_FRACTIONS = (1.0,)
 MIX_FRACTIONS = (0.5, 0.625, 0.75, 1.0)
 REGIMES = {"full": FULL_FRACTIONS, "mix": MIX_FRACTIONS}
+#: The study's reward names and the env's ``reward_mode`` each one is (both learners train with them).
+REWARDS = {"sparse": "sparse", "milestone": "progress", "oracle-distance": "oracle_distance"}
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,15 @@ class TrainConfig:
     seed: int = 0
     checkpoint_every: int = 5
     env_kwargs: dict[str, Any] = field(default_factory=lambda: {"split": "train"})
+    reward: str = "sparse"
 
     def __post_init__(self) -> None:
         if self.regime not in REGIMES:
             raise ValueError(f"regime must be one of {sorted(REGIMES)}, got {self.regime!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {self.reward!r}")
+        if "reward_mode" in self.env_kwargs:
+            raise ValueError("env_kwargs: give the reward as reward=..., not reward_mode (one way to say it)")
         for name in ("iterations", "tasks_per_iteration", "group_size", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -57,9 +67,11 @@ class TrainConfig:
             raise ValueError("group_size must be >= 2: advantages are taken against the group's mean")
 
 
-def training_env(config: TrainConfig) -> gym.Env:
-    return BudgetMix(gym.make(config.env_id, **config.env_kwargs), budgets=REGIMES[config.regime], reveal="remaining")
-
+def training_env(env_id: str, regime: str, reward: str = "sparse", **env_kwargs: Any) -> gym.Env:
+    """The env a learner trains in: ``env_id`` paying ``reward`` under ``regime``'s caps, remaining
+    turns shown (``env_kwargs`` default to the training split)."""
+    env = gym.make(env_id, **{"split": "train", **env_kwargs, "reward_mode": REWARDS[reward]})
+    return BudgetMix(env, budgets=REGIMES[regime], reveal="remaining")
 
 
 def train(config: TrainConfig, out: str | Path, *, policy: LinearSoftmaxPolicy | None = None,
@@ -75,6 +87,7 @@ def train(config: TrainConfig, out: str | Path, *, policy: LinearSoftmaxPolicy |
     policy = policy or LinearSoftmaxPolicy.base(name=name or f"grpo-{config.regime}")
     if saved_config.exists():
         existing = json.loads(saved_config.read_text())
+        existing.setdefault("reward", "sparse")  # runs saved before the reward was a choice trained on it
         if existing != wanted:
             changed = sorted(k for k in set(existing) | set(wanted) if existing.get(k) != wanted.get(k))
             raise ValueError(f"{out} holds a run with another configuration ({', '.join(changed)} differ): "
@@ -88,7 +101,7 @@ def train(config: TrainConfig, out: str | Path, *, policy: LinearSoftmaxPolicy |
     curve = [r for r in read_jsonl(curve_path) if r["iteration"] < start] if curve_path.exists() else []
     write_jsonl(curve_path, curve)
 
-    env = training_env(config)
+    env = training_env(config.env_id, config.regime, config.reward, **config.env_kwargs)
     try:
         task_ids = list(text_env(env).tasks.ids)
         with open(curve_path, "a", encoding="utf-8") as handle:
@@ -111,7 +124,7 @@ def _iteration(env: gym.Env, policy: LinearSoftmaxPolicy, task_ids: list[str], c
     rng = np.random.default_rng([config.seed, iteration])
     chosen = rng.choice(len(task_ids), size=min(config.tasks_per_iteration, len(task_ids)), replace=False)
     gradient = np.zeros_like(policy.weights)
-    rewards_all, turns_all, caps = [], [], []
+    returns_all, successes, turns_all, caps = [], [], [], []
     for index in chosen:
         task_id = task_ids[int(index)]
         group = []
@@ -121,14 +134,15 @@ def _iteration(env: gym.Env, policy: LinearSoftmaxPolicy, task_ids: list[str], c
             policy.reset(env, observation, info, seed)
             played = rollout(env, lambda o, i, e: policy.act(o, i), start=(observation, info))
             group.append((played.total_reward, list(policy.trace)))
+            successes.append(played.success)
             turns_all.append(played.turns)
             caps.append(info["budget"]["cap"])
-        rewards = np.array([reward for reward, _ in group])
-        rewards_all.extend(rewards.tolist())
-        for (reward, trace), advantage in zip(group, rewards - rewards.mean()):
+        returns = np.array([episode_return for episode_return, _ in group])
+        returns_all.extend(returns.tolist())
+        for (_, trace), advantage in zip(group, returns - returns.mean()):
             if advantage != 0.0:
                 gradient += advantage * policy.log_prob_gradient(trace)
     policy.weights += config.learning_rate * gradient / (len(chosen) * config.group_size)
-    return {"iteration": iteration, "mean_reward": float(np.mean(rewards_all)),
-            "success_rate": float(np.mean(np.array(rewards_all) >= 1.0)), "mean_turns": float(np.mean(turns_all)),
-            "mean_cap": float(np.mean(caps)), "episodes": len(rewards_all)}
+    return {"iteration": iteration, "mean_reward": float(np.mean(returns_all)),
+            "success_rate": float(np.mean(successes)), "mean_turns": float(np.mean(turns_all)),
+            "mean_cap": float(np.mean(caps)), "episodes": len(returns_all)}

@@ -7,10 +7,10 @@ attempted ``group_size`` times, each attempt's advantage is its return minus the
 (GRPO without a critic), and the loss is ``-advantage * mean log-probability`` of the tokens the
 model wrote in that episode (every turn's reply given its prompt), one AdamW step per iteration.
 
-The return is what the env pays under the chosen reward (:data:`REWARDS`): ``sparse`` (1.0 when
-solved), ``milestone`` (``reward_mode="progress"``) or ``oracle-distance`` (potential-based shaping
-from the oracle's distance, :mod:`budgetgym.core.process_reward`). The regimes are those of
-:mod:`budgetgym.train.grpo` (``full`` and ``mix``, remaining turns shown): they differ only in the cap.
+The return is what the env pays under the chosen reward, and the regimes are those of
+:mod:`budgetgym.train.grpo` (its :data:`~budgetgym.train.grpo.REWARDS` and
+:func:`~budgetgym.train.grpo.training_env`: ``full`` and ``mix``, remaining turns shown, differing only
+in the cap).
 Success in the curve is always the env's ``success``, whichever reward trained.
 """
 
@@ -26,11 +26,8 @@ import numpy as np
 
 from budgetgym.core import read_jsonl, rollout, text_env, write_jsonl
 from budgetgym.core.jsonl import dumps_line
-from budgetgym.train.grpo import REGIMES
+from budgetgym.train.grpo import REGIMES, REWARDS, training_env
 from budgetgym.train.lm import ChatBatch, LMAgent, logits_at, release, train_top_layers
-
-#: The study's reward names and the env's ``reward_mode`` each one is.
-REWARDS = {"sparse": "sparse", "milestone": "progress", "oracle-distance": "oracle_distance"}
 
 
 @dataclass(frozen=True)
@@ -57,15 +54,6 @@ class LMTrainConfig:
             raise ValueError(f"reward must be one of {sorted(REWARDS)}, got {self.reward!r}")
         if self.group_size < 2:
             raise ValueError("group_size must be >= 2: advantages are taken against the group's mean")
-
-
-def training_env(env_id: str, regime: str, reward: str) -> Any:
-    import gymnasium as gym
-
-    from budgetgym.wrappers import BudgetMix
-
-    return BudgetMix(gym.make(env_id, split="train", reward_mode=REWARDS[reward]), budgets=REGIMES[regime],
-                     reveal="remaining")
 
 
 def sequence_log_prob(model: Any, trace: list[tuple[list[int], list[bool]]]) -> Any:
@@ -210,5 +198,4 @@ def read_curve(out: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(Path(out) / "curve.jsonl")
 
 
-__all__ = ["LMTrainConfig", "REWARDS", "play_group", "policy_gradient_step", "read_curve", "tasks_within", "sequence_log_prob", "train_lm",
-           "training_env"]
+__all__ = ["LMTrainConfig", "play_group", "policy_gradient_step", "read_curve", "tasks_within", "sequence_log_prob", "train_lm"]

@@ -70,7 +70,7 @@ class StudyConfig:
     lm_size: str = "mini"
     model: str | None = None
     device: str = "cpu"
-    #: The rewards to train with (budgetgym.train.lm_grpo.REWARDS); the first one's policies are ``full``
+    #: The rewards to train with (budgetgym.train.grpo.REWARDS); the first one's policies are ``full``
     #: and ``mix``, the others' ``full-<reward>`` and ``mix-<reward>``.
     rewards: tuple[str, ...] = ("sparse",)
     sft_tasks: int = 45
@@ -135,18 +135,18 @@ def policy_names(config: StudyConfig) -> tuple[str, ...]:
 def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) -> dict[str, Any]:
     """The base and the trained policies (loaded where a finished run is in ``out``)."""
     if config.policy == "linear":
-        if config.rewards != ("sparse",):
-            raise ValueError("the linear policy trains on the sparse reward only; use policy='lm' to compare rewards")
         policies: dict[str, Any] = {"base": LinearSoftmaxPolicy.base(name="base")}
-        for regime in ("full", "mix"):
-            train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
-                                       tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
-                                       learning_rate=config.learning_rate, seed=config.seed)
-            log(f"training {regime}: {config.iterations} iterations x {config.tasks_per_iteration} tasks x "
-                f"{config.group_size} attempts")
-            policies[regime] = train(train_config, out / f"train-{regime}", name=regime,
-                                     progress=lambda row: log(f"  iteration {row['iteration']}: success "
-                                                              f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
+        for index, reward in enumerate(config.rewards):
+            for regime in ("full", "mix"):
+                name = f"{regime}{'' if index == 0 else '-' + reward}"
+                train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
+                                           tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
+                                           learning_rate=config.learning_rate, seed=config.seed, reward=reward)
+                log(f"training {name} ({reward} reward): {config.iterations} iterations x "
+                    f"{config.tasks_per_iteration} tasks x {config.group_size} attempts")
+                policies[name] = train(train_config, out / f"train-{name}", name=name,
+                                       progress=lambda row: log(f"  iteration {row['iteration']}: success "
+                                                                f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
         return policies
     if config.policy != "lm":
         raise ValueError(f"policy must be 'lm' or 'linear', got {config.policy!r}")
@@ -483,7 +483,7 @@ def render_report(summary: dict[str, Any]) -> str:
                    f"({', '.join(config['rewards'])} reward)")
     else:
         learner = ("a linear softmax policy over the env's candidate actions (privileged: they include the right one), "
-                   "trained with group-relative policy gradients")
+                   f"trained with group-relative policy gradients ({', '.join(config['rewards'])} reward)")
     lines = ["# The study in miniature", "",
              f"Env `{config['env_id']}`; {learner}, from the same base in two regimes "
              f"that differ only in the turn cap: full budget, and BudgetMix over {list(config['budgets'])} of the "

@@ -19,10 +19,13 @@ from budgetgym.train.study import StudyConfig, run_study, summarize_study
 FC = "budgetgym/FunctionCalling-v0"
 
 
-def test_group_relative_training_beats_the_base_on_its_training_tasks(tmp_path):
+@pytest.mark.parametrize("reward", ["sparse", "oracle-distance"])
+def test_group_relative_training_beats_the_base_on_its_training_tasks(tmp_path, reward):
     # FunctionCalling steps in microseconds, so a real learning signal fits in a test: candidates
-    # are the oracle's action among the family's proposed mistakes, the reward is the env's own.
-    config = TrainConfig(FC, "full", iterations=16, tasks_per_iteration=8, group_size=6, learning_rate=1.0, seed=1)
+    # are the oracle's action among the family's proposed mistakes, the reward is the env's own
+    # (issue 28: the learner trains with the oracle-distance shaping as with the sparse reward).
+    config = TrainConfig(FC, "full", iterations=16, tasks_per_iteration=8, group_size=6, learning_rate=1.0, seed=1,
+                         reward=reward)
     trained = train(config, tmp_path / "run", name="trained")
     tasks = [t.id for t in load_tasks("function_calling") if t.split == "train"][:80]
     base = run_sweep(FC, LinearSoftmaxPolicy.base(), tasks=tasks, k=1, budgets=(1.0,), n=6, seed=7).records
@@ -31,6 +34,26 @@ def test_group_relative_training_beats_the_base_on_its_training_tasks(tmp_path):
     assert cell.ci_low > 0, cell  # Pass@1 at full budget: trained minus base, beyond its interval
     curve = [json.loads(line) for line in (tmp_path / "run" / "curve.jsonl").read_text().splitlines()]
     assert [row["iteration"] for row in curve] == list(range(16))
+
+
+def test_training_pays_the_chosen_reward_and_counts_success_from_the_env(tmp_path):
+    with pytest.raises(ValueError, match="reward must be one of"):
+        TrainConfig(FC, "full", reward="dense")
+    with pytest.raises(ValueError, match="reward_mode"):
+        TrainConfig(FC, "full", env_kwargs={"split": "train", "reward_mode": "progress"})
+    from budgetgym.core.env import text_env
+    from budgetgym.train.grpo import training_env
+
+    assert text_env(training_env(FC, "mix", "milestone")).reward_mode == "progress"
+    curves = {}
+    for reward in ("sparse", "milestone"):
+        train(TrainConfig(FC, "full", iterations=2, tasks_per_iteration=4, group_size=3, reward=reward, seed=3),
+              tmp_path / reward)
+        curves[reward] = [json.loads(line) for line in (tmp_path / reward / "curve.jsonl").read_text().splitlines()]
+    # The first iteration plays the same episodes under both rewards (same weights, same seeds): the same
+    # successes, counted from the env's success, while the returns differ (milestones pay before the end).
+    assert curves["sparse"][0]["success_rate"] == curves["milestone"][0]["success_rate"]
+    assert curves["sparse"][0]["mean_reward"] != curves["milestone"][0]["mean_reward"]
 
 
 def test_training_resumes_to_the_same_weights_and_refuses_a_changed_configuration(tmp_path):
