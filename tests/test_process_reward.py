@@ -468,3 +468,50 @@ def test_a_state_view_is_the_fast_restore_state_uncopied(env_id):
                 text = json.dumps(state if history is None else [state, history], **canonical)
                 assert state_digest(base) == hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     env.close()
+
+
+def test_a_functioncalling_refusal_that_shows_a_value_is_a_new_state_with_its_own_potential():
+    """FunctionCalling's future reads what the agent has seen (``history_key``), and a refusal is
+    seen: an unknown tool named after the path the oracle's second turn needs shows the path, so
+    the oracle needs one turn fewer from there (8 -> 7). The invalid action pays that change, as a
+    fresh rollout measures it, not 0; the next step is looked up from the new state, not taken from
+    the rollout it left."""
+    env, sparse = gym.make("budgetgym/FunctionCalling-v0", reward_mode="oracle_distance"), gym.make("budgetgym/FunctionCalling-v0")
+    base = env.unwrapped
+    env.reset(seed=0, options={"task_id": "fc-filesystem-s0-0004"})
+    unit = reference_turns(sparse, base.snapshot())
+    echo = env.step(json.dumps({"name": "/projects/contract.csv", "arguments": {}}))
+    assert not echo[4]["action_valid"] and "/projects/contract.csv" in echo[0]
+    after = reference_turns(sparse, base.snapshot())
+    assert (unit, after) == (8, 7) and echo[1] == -after / unit - (-1.0)
+    followed = env.step(base.oracle_action())[1]
+    assert followed == -reference_turns(sparse, base.snapshot()) / unit - (-after / unit)
+    env.close()
+    sparse.close()
+
+
+@pytest.mark.parametrize("env_id", FAMILIES)
+def test_a_repeated_episode_finds_every_state_cached(env_id):
+    """The same noisy episodes (random and invalid actions among the oracle's) played again in one
+    env, with other seeds where the seed reaches nothing: every state was cached the first time, so
+    the second costs no rollout (a FunctionCalling rollout from a restored state once digested its
+    states with the restored turns read twice, keys no agent's state has)."""
+    from budgetgym.eval.agents.scripted import NoisyOracleAgent
+    from budgetgym.eval.episodes import play_episode
+
+    recorder = gym.make(env_id)
+    env = gym.make(env_id, reward_mode="oracle_distance")
+    distance = env.unwrapped._distance
+    seed_matters = type(env.unwrapped).episode_seed_matters
+    runs = [({"seed": number, "options": {"task_id": task_id}},
+             play_episode(recorder, NoisyOracleAgent(p=1 / 3), seed=number, options={"task_id": task_id}).actions)
+            for number, task_id in enumerate(recorder.unwrapped.tasks.ids[:6])]
+    for again in (False, True):
+        misses = distance.misses
+        for start, actions in runs:
+            env.reset(seed=start["seed"] + (100 if again and not seed_matters else 0), options=start["options"])
+            for action in actions:
+                env.step(action)
+    assert distance.misses == misses
+    recorder.close()
+    env.close()

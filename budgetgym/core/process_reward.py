@@ -38,7 +38,8 @@ The contract:
   a dictionary lookup; a step that sends the next action of the rollout its state is on reaches
   that rollout's next state, whose digest the rollout recorded, so it pays no digest either (a
   string comparison: the env is a deterministic function of its state); an invalid action changes
-  no state and costs nothing. The cache lives with
+  no state and costs nothing, except where the future reads the history (``history_key``: the
+  refusal is a new thing seen, so a new state, looked up as any other). The cache lives with
   the env per task and episode seed (per task whatever the seed where the family declares
   ``episode_seed_matters = False``: FunctionCalling, Web and Coding ignore the seed, so K attempts
   of a task are one game and measure its states once; their constructor arguments,
@@ -316,11 +317,13 @@ class OracleDistance:
 
     def reward(self, env: "TextEnv", changed: bool = True) -> float:
         """The reward of the step ``env`` just took: Phi(now) - Phi(before). ``changed=False`` (an
-        invalid action, which changes no state) pays 0 without a lookup."""
+        invalid action, which changes no state) pays 0 without a lookup where the env's future
+        does not read the history (``history_key()`` None); where it does, the refusal's text is
+        seen and the state is a new one, looked up like any step's."""
         before = self.potential
         if before is None:  # no episode started through start() (a restore's replay)
             return 0.0
-        if not changed:
+        if not changed and env.history_key() is None:
             return 0.0
         if self._pending:
             now = self.potential = self._settle(env)

@@ -292,13 +292,18 @@ class FunctionCallingEnv(TextEnv):
         numbers they hold, brought up to date with the turns since the last call (each observation
         is read once)."""
         turns, parts, numbers, digest = self._seen
-        if turns != self.turn:
-            if turns < 0 or turns > self.turn:  # a new episode (or a restore): from the start
+        # Counted by the transcript, not by ``turn``: the oracle-distance reward's shadow sets its
+        # turn back to 0 after a restore (the whole budget ahead) while its transcript keeps the
+        # restored turns, which ``turn`` would have read again (a digest no agent's state has).
+        transcript = self.transcript
+        count = len(transcript)
+        if turns != count:
+            if turns < 0 or turns > count:  # a new episode (or a restore): from the start
                 turns, parts, numbers, digest = 0, [], set(), b""
                 new = [self.first_observation]
             else:
                 new = []
-            new += [observation for _, observation in self.transcript[turns:]]
+            new += [observation for _, observation in transcript[turns:]]
             for part in new:
                 parts.append(part)
                 numbers |= numbers_in(part)
@@ -306,7 +311,7 @@ class FunctionCallingEnv(TextEnv):
                 # before it: the parts' bounds count.
                 encoded = part.encode("utf-8", "surrogatepass")
                 digest = hashlib.blake2b(digest + len(encoded).to_bytes(8, "little") + encoded, digest_size=16).digest()
-            self._seen = (self.turn, parts, numbers, digest)
+            self._seen = (count, parts, numbers, digest)
         return parts, numbers
 
     def history_key(self) -> str:
