@@ -83,6 +83,8 @@ BareParser = Callable[[str], "ToolCall | None"]
 
 _OPEN_TAG, _CLOSE_TAG = "<tool_call>", "</tool_call>"
 _CODE_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
+# First characters of JSON (an object or a list) and of a code fence.
+_OPENS_ANOTHER_FORM = frozenset("{[`")
 _CALL_START = re.compile(r"^\[?\s*([A-Za-z_][\w.]*)\s*\(")
 # An object, or a list that opens like JSON; "[Done] moved it" is a message, not broken JSON.
 _JSON_START = re.compile(r'^(\{|\[\s*[\[{"\d\-\]]|\[\s*(true|false|null)\b)')
@@ -149,7 +151,8 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     stripped = text.strip()
     if not stripped:
         raise _Problem("The action is empty.")
-    if stripped[0] == "{" or (stripped[0] == "[" and _JSON_START.match(stripped)):  # not "[cd(...)]"
+    first = stripped[0]
+    if first == "{" or (first == "[" and _JSON_START.match(stripped)):  # not "[cd(...)]"
         calls = _fast_json_calls(stripped)
         if calls is not None:
             return _validated(calls, tools)
@@ -157,7 +160,11 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     control = None if stripped.isprintable() else _CONTROL_CHARACTERS.search(stripped)
     if control:
         raise _Problem(f"The action holds a control character ({control.group()!r} at {control.start()}): it is not text.")
-    if stripped.startswith("```"):
+    if bare is not None and first not in _OPENS_ANOTHER_FORM and "(" not in stripped and _OPEN_TAG not in stripped:
+        # Nothing here opens another form (JSON, a code fence, call syntax, a <tool_call> block), so
+        # the steps below would come to the bare parser last, with this text: it reads it now.
+        return _bare_action(stripped, tools, bare, allow_message)
+    if first == "`" and stripped.startswith("```"):
         fence = _CODE_FENCE.match(stripped)
         if fence:
             stripped = fence.group(1).strip()
@@ -178,15 +185,30 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     if calls is None and has_blocks:
         calls = _parse_tool_call_blocks(stripped, tools)
     if calls is None:
-        call = bare(stripped) if bare is not None else None
-        if call is not None:
-            calls = [call]
-        elif allow_message:
+        if bare is not None:
+            return _bare_action(stripped, tools, bare, allow_message)
+        if allow_message:
             return Action(calls=(), message=stripped)
-        else:
-            raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
+        raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
 
     return _validated(calls, tools)
+
+
+def _bare_action(text: str, tools: Mapping[str, Tool], bare: BareParser, allow_message: bool) -> Action:
+    """``text`` (stripped, holding no other form) read by the env's bare parser: its call validated,
+    else a message where the env accepts one. The one call's validation is ``_validated``'s, its
+    commonest case (a tool whose plain check accepts the arguments) without the loop."""
+    call = bare(text)
+    if call is None:
+        if allow_message:
+            return Action(calls=(), message=text)
+        raise _Problem(f"Could not read a tool call in {_excerpt(text)}.")
+    tool = tools.get(call.name)
+    if tool is not None:
+        accepts = tool._plain_accepts  # set once the tool is compiled (Tool.compile says when)
+        if accepts is not None and accepts(call.arguments):
+            return Action((call,))
+    return _validated([call], tools)
 
 
 def _fast_json_calls(text: str) -> list[ToolCall] | None:

@@ -74,7 +74,7 @@ _BARE = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
 _BACK = frozenset({"back", "go back", "back()"})
 _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
-_CLICKS_KEPT = 4096  # pages whose click actions an env keeps (the oldest forgotten first), as the search's queries
+_PAGES_KEPT = 4096  # pages whose actions an env keeps (the oldest forgotten first), as the search's queries
 _FOUND_KEPT = 4096  # results pages whose potential milestone an env keeps, likewise
 
 # progress milestones of the good path, per goal
@@ -129,11 +129,11 @@ class WebEnv(TextEnv):
         self.last_error: str | None = None
         self._orders: dict[str, Order] = {}
         self._fitting: dict[str, tuple[frozenset[str], ...]] = {}
-        # A page's click actions follow from what it shows (a results page from its query and number,
-        # an item page from its product and whether the order is a list), and the catalogue is the
-        # env's for good: kept per page content, so a page seen before costs a lookup, not a string
-        # per element.
-        self._clicks: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        # A page's actions but back follow from what it shows (a results page from its query and
+        # number, an item page from its product and whether the order is a list), and the catalogue
+        # is the env's for good: kept per page content, so a page seen before costs a lookup and a
+        # copy, not a string per element.
+        self._page_actions: dict[tuple[Any, ...], tuple[str, ...]] = {}
         # Whether a results page lists an item that can meet the goal being shopped for (potential).
         self._found: dict[tuple[str, int, str, int], bool] = {}
         # What the potential reads of the cart, kept while the cart (replaced, never changed in place:
@@ -258,6 +258,13 @@ class WebEnv(TextEnv):
     # ------------------------------------------------------------------ actions
 
     def _parse_bare(self, text: str) -> ToolCall | None:
+        if text.endswith("]"):
+            # The commands as the oracle and most agents write them, read as _BARE reads them (the
+            # text is stripped, so the bracket that ends it closes the command): no match object.
+            if text.startswith("click["):
+                return ToolCall("click", {"element": text[6:-1]})
+            if text.startswith("search["):
+                return ToolCall("search", {"query": text[7:-1]})
         match = _BARE.match(text)
         if match:
             verb, inside = match.groups()
@@ -288,10 +295,11 @@ class WebEnv(TextEnv):
         if kind == "done":
             return []
         key = (kind, page["query"], page["page"]) if kind == "results" else (kind, page.get("product"), shop.order.is_list)
-        clicks = self._clicks.get(key)
-        if clicks is None:
-            clicks = _keep(self._clicks, key, tuple(f"click[{label}]" for label in shop.elements()), _CLICKS_KEPT)
-        actions = [SEARCH_TEMPLATE, *clicks]
+        page_actions = self._page_actions.get(key)
+        if page_actions is None:
+            page_actions = _keep(self._page_actions, key,
+                                 (SEARCH_TEMPLATE, *(f"click[{label}]" for label in shop.elements())), _PAGES_KEPT)
+        actions = list(page_actions)
         if shop.history:
             actions.append("back")
         return actions

@@ -46,6 +46,21 @@ class Goal:
                 and all(a in product.attributes for a in self.attributes)
                 and all(v in product.options.get(g, ()) for g, v in self.options.items()))
 
+    def meets(self, product: Product, selected: Mapping[str, str]) -> bool:
+        """Whether buying ``product`` with the options ``selected`` scores 1.0 (``score``'s verdict
+        without its count: every criterion met)."""
+        # Loops, not all() over generators: the potential asks this of every cart line at each change.
+        if product.type != self.type or not product.price <= self.price_max:
+            return False
+        attributes = product.attributes
+        for attribute in self.attributes:
+            if attribute not in attributes:
+                return False
+        for group, value in self.options.items():
+            if selected.get(group) != value:
+                return False
+        return True
+
     def misses(self, product: Product) -> int:
         """How many criteria ``product`` cannot meet whatever is selected (a type mismatch: all)."""
         if product.type != self.type:
@@ -99,11 +114,15 @@ class Order:
 
     def line_for(self, goal: Goal, lines: Sequence[tuple[Product, Mapping[str, str]]]
                  ) -> tuple[Product, Mapping[str, str]] | None:
-        return next((line for line in lines if line[0].type == goal.type), None)
+        kind = goal.type
+        for line in lines:
+            if line[0].type == kind:
+                return line
+        return None
 
     def met(self, goal: Goal, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> bool:
         line = self.line_for(goal, lines)
-        return line is not None and goal.score(*line) == 1.0
+        return line is not None and goal.meets(*line)
 
     def score(self, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> float:
         """The reward of buying ``lines`` (one per product type), in [0, 1]."""

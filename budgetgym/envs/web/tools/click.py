@@ -6,10 +6,6 @@ from budgetgym.envs.web.shop import Shop
 MAX_ELEMENT_LENGTH = 200
 
 
-def click(shop: Shop, element: str) -> None:
-    shop.click(element)
-
-
 TOOL = Tool(
     name="click",
     description="Click an element of the open page, named by its text in square brackets: an item code on a "
@@ -18,5 +14,5 @@ TOOL = Tool(
     parameters=object_schema({"element": {"type": "string", "minLength": 1, "maxLength": MAX_ELEMENT_LENGTH,
                                           "description": "The element's text, without the brackets."}},
                              ["element"]),
-    function=click,
+    function=Shop.click,  # function(shop, **arguments): the shop's own method
 )

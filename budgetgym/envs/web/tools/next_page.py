@@ -4,13 +4,9 @@ from budgetgym.core import Tool, object_schema
 from budgetgym.envs.web.shop import Shop
 
 
-def next_page(shop: Shop) -> None:
-    shop.next_page()
-
-
 TOOL = Tool(
     name="next_page",
     description="On a results page, open the next page of results (the same as clicking 'Next >').",
     parameters=object_schema({}),
-    function=next_page,
+    function=Shop.next_page,  # function(shop, **arguments): the shop's own method
 )

@@ -4,10 +4,6 @@ from budgetgym.core import Tool, object_schema
 from budgetgym.envs.web.shop import MAX_QUERY_LENGTH, Shop
 
 
-def search(shop: Shop, query: str) -> None:
-    shop.search(query)
-
-
 TOOL = Tool(
     name="search",
     description="Search the shop's catalogue (ranked by relevance); opens the first page of results. "
@@ -15,5 +11,5 @@ TOOL = Tool(
     parameters=object_schema({"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_LENGTH,
                                         "description": "What to look for, e.g. 'organic cotton shirt'."}},
                              ["query"]),
-    function=search,
+    function=Shop.search,  # function(shop, **arguments): the shop's own method
 )
