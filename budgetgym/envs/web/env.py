@@ -195,7 +195,7 @@ class WebEnv(TextEnv):
             reward = page["reward"]
             solved = reward == 1.0
             return Outcome(observation, solved=solved, failed=not solved, reward=reward, progress=self.potential())
-        return Outcome(observation, progress=self.potential())
+        return Outcome(observation, False, False, self.potential())  # positional: a keyword call costs more
 
     def potential(self) -> float:
         """How far along the good path the current state is (see Rewards): a function of the state
@@ -225,14 +225,20 @@ class WebEnv(TextEnv):
             if found:
                 milestone = FOUND
         elif kind == "item" and page["product"] in fitting:
-            milestone = OPENED + OPTIONS_SET * len(page["selected"].items() & asked.items()) / len(asked)
+            # The asked options selected: the pairs the selection shares with the asked ones.
+            selected = page["selected"]
+            matched = 0
+            for group, value in asked:
+                if selected.get(group) == value:
+                    matched += 1
+            milestone = OPENED + OPTIONS_SET * matched / len(asked)
         return (in_cart + milestone) / size
 
     def _shopping_for(self, shop: Shop) -> tuple[Any, ...]:
         """What the potential reads of the cart (see ``_shopping``): the cart, the task and the order
         it is for, READY times the goals met, the goal being shopped for (the first the cart does
         not meet, as Shop.goal), its fitting products and asked options (None, None when all are
-        met), and the number of goals."""
+        met; the options as (group, value) pairs), and the number of goals."""
         task, goals = self.task, shop.order.goals
         if shop.cart:
             met = shop.met()
@@ -243,7 +249,7 @@ class WebEnv(TextEnv):
         else:
             count = index = 0  # nothing met yet (a single goal's cart is always empty)
         return (shop.cart, task, shop.order, READY * count, index, self.fitting(task)[index],
-                goals[index].options, len(goals))
+                tuple(goals[index].options.items()), len(goals))
 
     def fitting(self, task: Task) -> tuple[frozenset[str], ...]:
         """For each goal of ``task``'s order, the ids of the catalogue's products that can meet it
