@@ -126,13 +126,29 @@ def parse_action(
 ) -> Action:
     """Parse one turn of model output into validated tool calls, or a message.
 
-    ``max_calls`` is the env's action rule (``TextEnv.max_calls_per_turn``): an output with more
+    ``bare`` reads the env's own commands: given the stripped text, it returns the call it means or
+    None; a function of the text alone (it may be asked twice). ``max_calls`` is the env's action rule (``TextEnv.max_calls_per_turn``): an output with more
     calls is refused (nothing runs), with ``rule`` (why the env takes no more) in the message.
 
     Raises:
         ActionError: the output is malformed, names an unknown tool, or breaks a tool's schema; its
             text says what was wrong and the expected form.
     """
+    if bare is not None and type(text) is str and max_calls >= 1:
+        # The commonest turn, a bare command (search[red shirt], go north) that its tool's plain
+        # check accepts, read without the general path's steps. A text here (printable, opening no
+        # other form: JSON, a code fence, call syntax, a <tool_call> block) reaches the bare parser
+        # there too, last, with the same call; anything else, every error included, takes that path
+        # (``bare`` is a function of the text alone: it may be asked twice).
+        stripped = text.strip()
+        if (stripped and stripped[0] not in _OPENS_ANOTHER_FORM and "(" not in stripped
+                and _OPEN_TAG not in stripped and stripped.isprintable()):
+            call = bare(stripped)
+            if call is not None:
+                tool = tools.get(call.name)
+                accepts = tool._plain_accepts if tool is not None else None  # set once the tool is compiled
+                if accepts is not None and accepts(call.arguments):
+                    return Action((call,))
     try:
         action = _parse(text, tools, bare, allow_message)
     except _Problem as problem:
@@ -151,8 +167,7 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     stripped = text.strip()
     if not stripped:
         raise _Problem("The action is empty.")
-    first = stripped[0]
-    if first == "{" or (first == "[" and _JSON_START.match(stripped)):  # not "[cd(...)]"
+    if stripped[0] == "{" or (stripped[0] == "[" and _JSON_START.match(stripped)):  # not "[cd(...)]"
         calls = _fast_json_calls(stripped)
         if calls is not None:
             return _validated(calls, tools)
@@ -160,11 +175,7 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     control = None if stripped.isprintable() else _CONTROL_CHARACTERS.search(stripped)
     if control:
         raise _Problem(f"The action holds a control character ({control.group()!r} at {control.start()}): it is not text.")
-    if bare is not None and first not in _OPENS_ANOTHER_FORM and "(" not in stripped and _OPEN_TAG not in stripped:
-        # Nothing here opens another form (JSON, a code fence, call syntax, a <tool_call> block), so
-        # the steps below would come to the bare parser last, with this text: it reads it now.
-        return _bare_action(stripped, tools, bare, allow_message)
-    if first == "`" and stripped.startswith("```"):
+    if stripped.startswith("```"):
         fence = _CODE_FENCE.match(stripped)
         if fence:
             stripped = fence.group(1).strip()
@@ -185,30 +196,15 @@ def _parse(text: str, tools: Mapping[str, Tool], bare: BareParser | None, allow_
     if calls is None and has_blocks:
         calls = _parse_tool_call_blocks(stripped, tools)
     if calls is None:
-        if bare is not None:
-            return _bare_action(stripped, tools, bare, allow_message)
-        if allow_message:
+        call = bare(stripped) if bare is not None else None
+        if call is not None:
+            calls = [call]
+        elif allow_message:
             return Action(calls=(), message=stripped)
-        raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
+        else:
+            raise _Problem(f"Could not read a tool call in {_excerpt(stripped)}.")
 
     return _validated(calls, tools)
-
-
-def _bare_action(text: str, tools: Mapping[str, Tool], bare: BareParser, allow_message: bool) -> Action:
-    """``text`` (stripped, holding no other form) read by the env's bare parser: its call validated,
-    else a message where the env accepts one. The one call's validation is ``_validated``'s, its
-    commonest case (a tool whose plain check accepts the arguments) without the loop."""
-    call = bare(text)
-    if call is None:
-        if allow_message:
-            return Action(calls=(), message=text)
-        raise _Problem(f"Could not read a tool call in {_excerpt(text)}.")
-    tool = tools.get(call.name)
-    if tool is not None:
-        accepts = tool._plain_accepts  # set once the tool is compiled (Tool.compile says when)
-        if accepts is not None and accepts(call.arguments):
-            return Action((call,))
-    return _validated([call], tools)
 
 
 def _fast_json_calls(text: str) -> list[ToolCall] | None:
