@@ -784,3 +784,33 @@ def test_the_oracle_kept_plan_gives_the_actions_of_one_planned_afresh():
     assert any(planned) and not all(planned)
     env.close()
     fresh.close()
+
+
+def test_a_step_that_sends_the_oracle_batch_takes_its_copy_and_plays_as_if_it_ran_the_calls():
+    """The oracle runs its batch on a copy (the rule's trial, or its plan's copy) and offers it; a step
+    that sends those calls next takes the copy. Live play (the oracle asked before every step, a
+    refusal or another call sometimes sent instead) and a replay of the same actions by an env that
+    never asks the oracle give the same observations, rewards, ends and states; the offer was taken."""
+    import random
+
+    import gymnasium as gym
+
+    live, replay = gym.make("budgetgym/FunctionCalling-v0"), gym.make("budgetgym/FunctionCalling-v0")
+    base = live.unwrapped
+    taken = 0
+    for number, task_id in enumerate(base.tasks.ids[:40]):
+        rng = random.Random(number)
+        start = {"seed": number, "options": {"task_id": task_id}}
+        assert live.reset(**start)[0] == replay.reset(**start)[0]
+        while base.running:
+            action = base.oracle_action()
+            if rng.random() < 0.15:
+                action = rng.choice(["not json {", json.dumps({"name": sorted(base.tools)[0], "arguments": {}})])
+            offered = base._offered
+            ours, theirs = live.step(action), replay.step(action)
+            taken += offered is not None and base._backend is offered[1]
+            assert ours[:4] == theirs[:4] and ours[4] == theirs[4], (task_id, action)
+            assert base._get_state() == replay.unwrapped._get_state()
+    assert taken > 0
+    live.close()
+    replay.close()

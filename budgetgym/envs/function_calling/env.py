@@ -198,6 +198,9 @@ class FunctionCallingEnv(TextEnv):
         self.retry_answers = retry_answers
         self._answer_failed = False  # an answer failed its turn (the episode's end, unless retry_answers)
         self._tried: tuple[Action, Any, list[tuple[str, bool]]] | None = None  # the turn _parse tried on a copy
+        # The oracle's last batch run on a copy of the service (the rule kept), the copy and the
+        # outcomes: a step that sends those calls before the state changes takes them (see _parse).
+        self._offered: tuple[tuple[ToolCall, ...], Any, list[tuple[str, bool]]] | None = None
         self._seen: tuple[int, list[str], set[float], bytes] = (-1, [], set(), b"")  # see _seen_record
         self._plan: _Plan | None = None  # the rest of the oracle's last plan (see _remaining_solution)
         self._domain: Domain | None = None
@@ -226,7 +229,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._answer_failed = False
-        self._tried, self._seen, self._plan = None, (-1, [], set(), b""), None
+        self._tried, self._offered, self._seen, self._plan = None, None, (-1, [], set(), b""), None
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -250,9 +253,13 @@ class FunctionCallingEnv(TextEnv):
         """The shared parser, then the rule of a turn of several calls (``batching``): no call may use
         a value that only an earlier call of the same turn returns. The turn is tried on a copy of
         the service to learn its results; a turn that breaks the rule is an invalid action, and one
-        that keeps it runs as tried (``_execute`` takes the copy)."""
+        that keeps it runs as tried (``_execute`` takes the copy). The oracle's batch, sent as the
+        oracle offered it (``_oracle``), was run on a copy already: its copy is taken so."""
         action = super()._parse(text, tools)
-        if len(action.calls) > 1 and not self._all_seen(action.calls):
+        offered, self._offered = self._offered, None  # one parse takes it (a refusal changes no service)
+        if offered is not None and _same_calls(action.calls, offered[0]):
+            self._tried = (action, offered[1], offered[2])
+        elif len(action.calls) > 1 and not self._all_seen(action.calls):
             copy, outcomes, broken = self._try_turn(action.calls)
             if broken is not None:
                 index, value = broken
@@ -323,6 +330,7 @@ class FunctionCallingEnv(TextEnv):
 
     def _execute(self, action: Action) -> Outcome:
         plan, self._plan = self._plan, None  # the state changes: the plan holds only if this is its batch
+        self._offered = None  # a copy of the state before this step (or this step's backend now)
         if action.is_message:
             return self._answer(action.message)
         tried, self._tried = self._tried, None
@@ -354,8 +362,18 @@ class FunctionCallingEnv(TextEnv):
             return Action((), self.task["turns"][self._user_turn]["answer"])  # type: ignore[index]
         depth = layers(calls, results, self.seen_text())
         batch = tuple(call for call, layer in zip(calls, depth) if layer == 1)[:MAX_CALLS_PER_STEP]
-        if len(batch) > 1 and self._try_turn(batch)[2] is not None:
-            batch = batch[:1]  # values no result has shown yet (a state the agent left unread): one at a time
+        # A step that sends the batch next takes a copy that ran it (the env is a deterministic
+        # function of its state): the rule's trial of a turn of several calls, else the plan's
+        # copy when the batch is the whole plan (a copy that ran exactly these calls from here).
+        self._offered = None
+        if len(batch) > 1:
+            copy, outcomes, broken = self._try_turn(batch)
+            if broken is None:
+                self._offered = (batch, copy, outcomes)
+            else:
+                batch = batch[:1]  # values no result has shown yet (a state the agent left unread): one at a time
+        if self._offered is None and len(batch) == len(calls) and plan.backend is not None:
+            self._offered = (batch, plan.backend, plan.outcomes)
         self._plan = plan.after(batch)
         return Action(batch)
 
@@ -390,7 +408,7 @@ class FunctionCallingEnv(TextEnv):
             outcomes.append(outcome)
             if outcome[1]:
                 break
-        return _Plan(self._user_turn, pending, calls, outcomes, finished)
+        return _Plan(self._user_turn, pending, calls, outcomes, finished, copy)
 
     def _pending_lookups(self, turn: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The current user turn's reference lookups (records) not made yet, in order."""
@@ -487,7 +505,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(backend)  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
-        self._tried, self._seen, self._plan = None, (-1, [], set(), b""), None
+        self._tried, self._offered, self._seen, self._plan = None, None, (-1, [], set(), b""), None
         self._clear_turn_calls()
         self._turn_calls = turn_calls
 
@@ -590,17 +608,19 @@ class FunctionCallingEnv(TextEnv):
 class _Plan:
     """The oracle's remaining solution of a user turn from one state (``_remaining_solution``): the
     user turn, the lookups pending there (records), the calls and their (result, failed) outcomes
-    on the copy, and whether the planner finished (not cut off at ``_MAX_REPAIRS``). After the
+    on the copy, whether the planner finished (not cut off at ``_MAX_REPAIRS``) and the copy (the
+    service after the calls; None once a step took it, see ``_oracle``). After the
     oracle chose its batch, :meth:`after` keeps the rest for the state the batch leads to; ``ran``
     says the batch has run there, as planned."""
 
-    __slots__ = ("user_turn", "pending", "calls", "outcomes", "results", "finished", "batch", "batch_outcomes", "ran")
+    __slots__ = ("user_turn", "pending", "calls", "outcomes", "results", "finished", "backend", "batch",
+                 "batch_outcomes", "ran")
 
     def __init__(self, user_turn: int, pending: list[Mapping[str, Any]], calls: list[ToolCall],
-                 outcomes: list[tuple[str, bool]], finished: bool) -> None:
+                 outcomes: list[tuple[str, bool]], finished: bool, backend: Any) -> None:
         self.user_turn, self.pending, self.calls, self.outcomes = user_turn, pending, calls, outcomes
         self.results = [text for text, _ in outcomes]
-        self.finished = finished
+        self.finished, self.backend = finished, backend
         self.batch: tuple[ToolCall, ...] = ()
         self.batch_outcomes: list[tuple[str, bool]] = []
         self.ran = False
@@ -613,7 +633,9 @@ class _Plan:
         if not self.finished or any(a is not b for a, b in zip(batch, self.calls)) or any(
                 failed for _, failed in self.outcomes[:count]):
             return None
-        rest = _Plan(self.user_turn, self.pending[count:], self.calls[count:], self.outcomes[count:], True)
+        # The copy went with the whole plan as a batch (it may be the service now), else it stays.
+        rest = _Plan(self.user_turn, self.pending[count:], self.calls[count:], self.outcomes[count:], True,
+                     self.backend if count < len(self.calls) else None)
         rest.batch, rest.batch_outcomes = batch, self.outcomes[:count]
         return rest
 
@@ -621,7 +643,11 @@ class _Plan:
         """Whether ``calls`` (run with ``outcomes``) were this plan's batch, argument for argument
         (by their JSON: 1 and 1.0 differ), with the outcomes the plan's copy gave; then ``ran``."""
         batch = self.batch
-        self.ran = (not self.ran and len(calls) == len(batch) and all(
-            a.name == b.name and encode_result(a.arguments) == encode_result(b.arguments) for a, b in zip(calls, batch))
-            and outcomes == self.batch_outcomes)
+        self.ran = not self.ran and _same_calls(calls, batch) and outcomes == self.batch_outcomes
         return self.ran
+
+
+def _same_calls(calls: Sequence[ToolCall], others: Sequence[ToolCall]) -> bool:
+    """Whether two turns' calls are the same, argument for argument (by their JSON: 1 and 1.0 differ)."""
+    return len(calls) == len(others) and all(
+        a.name == b.name and encode_result(a.arguments) == encode_result(b.arguments) for a, b in zip(calls, others))
