@@ -177,6 +177,19 @@ def forget_shared_potentials() -> None:
         _SHARED.clear()
 
 
+# The canonical JSON of a digest (sorted keys, no ASCII escapes, compact), by the C encoder that
+# json.dumps would build at each call with these options, built once; no check for circular
+# containers: a state is a tree of JSON values (a cycle raises RecursionError instead of ValueError).
+if getattr(json.encoder, "c_make_encoder", None) is not None:
+    _CANONICAL = json.encoder.c_make_encoder(None, json.JSONEncoder().default, json.encoder.encode_basestring, None,
+                                             ":", ",", True, False, True)
+
+    def _canonical(value: Any) -> str:
+        return "".join(_CANONICAL(value, 0))
+else:  # pragma: no cover - CPython has the C encoder
+    _canonical = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+
+
 def state_digest(env: "TextEnv") -> str:
     """A digest of ``env``'s fast-restore state (``_get_state()``, canonical JSON): equal digests
     mean the same future under the same actions (not necessarily conversely: a state may hold
@@ -185,8 +198,7 @@ def state_digest(env: "TextEnv") -> str:
     by it. Needs a family with a fast restore. A family whose future also reads the episode's
     history (``TextEnv.history_key``) has that held too; the others' digests are of the state alone."""
     state, history = env.state_view(), env.history_key()
-    text = json.dumps(state if history is None else [state, history], sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    text = _canonical(state if history is None else [state, history])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 

@@ -201,7 +201,7 @@ class FunctionCallingEnv(TextEnv):
         # The oracle's last batch run on a copy of the service (the rule kept), the copy and the
         # outcomes: a step that sends those calls before the state changes takes them (see _parse).
         self._offered: tuple[tuple[ToolCall, ...], Any, list[tuple[str, bool]]] | None = None
-        self._seen: tuple[int, list[str], set[float], bytes] = (-1, [], set(), b"")  # see _seen_record
+        self._seen: tuple[int, list[str], list[Any], bytes] = (-1, [], [0, set()], b"")  # see _seen_record
         self._plan: _Plan | None = None  # the rest of the oracle's last plan (see _remaining_solution)
         self._domain: Domain | None = None
         self._backend: Any = None
@@ -229,7 +229,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(pickle.loads(initial))  # type: ignore[union-attr]
         self._user_turn = 0
         self._answer_failed = False
-        self._tried, self._offered, self._seen, self._plan = None, None, (-1, [], set(), b""), None
+        self._tried, self._offered, self._seen, self._plan = None, None, (-1, [], [0, set()], b""), None
         self._clear_turn_calls()
         return self._opening(task)
 
@@ -277,7 +277,7 @@ class FunctionCallingEnv(TextEnv):
         """Whether every string the calls use is in what the agent has seen (then the rule holds
         without trying the turn: the common case). Newest observations first: most values are in
         the last few results."""
-        parts = self._seen_record()[0]
+        parts = self._seen_record()
         return all(any(shown(value, part) for part in reversed(parts))
                    for call in calls for value in leaves(call.arguments))
 
@@ -292,12 +292,13 @@ class FunctionCallingEnv(TextEnv):
 
     def seen_text(self) -> str:
         """Everything the agent has seen in this episode: the opening and every observation since."""
-        return "\n".join(self._seen_record()[0])
+        return "\n".join(self._seen_record())
 
-    def _seen_record(self) -> tuple[list[str], set[float]]:
-        """What the agent has seen: the opening and each observation since (in order), and the
-        numbers they hold, brought up to date with the turns since the last call (each observation
-        is read once)."""
+    def _seen_record(self) -> list[str]:
+        """What the agent has seen: the opening and each observation since (in order), brought up to
+        date with the turns since the last call (each observation is read once); the record keeps
+        the chained digest of them (``history_key``) and, read when first asked, the numbers they
+        hold (``_seen_numbers``)."""
         turns, parts, numbers, digest = self._seen
         # Counted by the transcript, not by ``turn``: the oracle-distance reward's shadow sets its
         # turn back to 0 after a restore (the whole budget ahead) while its transcript keeps the
@@ -306,20 +307,30 @@ class FunctionCallingEnv(TextEnv):
         count = len(transcript)
         if turns != count:
             if turns < 0 or turns > count:  # a new episode (or a restore): from the start
-                turns, parts, numbers, digest = 0, [], set(), b""
+                turns, parts, numbers, digest = 0, [], [0, set()], b""
                 new = [self.first_observation]
             else:
                 new = []
             new += [observation for _, observation in transcript[turns:]]
             for part in new:
                 parts.append(part)
-                numbers |= numbers_in(part)
                 # A chain of digests (bytes, so the env still copies and pickles), each part's length
                 # before it: the parts' bounds count.
                 encoded = part.encode("utf-8", "surrogatepass")
                 digest = hashlib.blake2b(digest + len(encoded).to_bytes(8, "little") + encoded, digest_size=16).digest()
             self._seen = (count, parts, numbers, digest)
-        return parts, numbers
+        return parts
+
+    def _seen_numbers(self) -> set[float]:
+        """The numbers in what the agent has seen (``_seen_record``), each observation read once, when
+        first asked: by the answer check of a turn that asks for facts (a digest, the batching rule
+        and the oracle read the text alone)."""
+        parts = self._seen_record()
+        numbers = self._seen[2]
+        for part in parts[numbers[0]:]:
+            numbers[1] |= numbers_in(part)
+        numbers[0] = len(parts)
+        return numbers[1]
 
     def history_key(self) -> str:
         """What the agent has seen (the opening and each observation since, as ``seen_text``), as a
@@ -505,7 +516,7 @@ class FunctionCallingEnv(TextEnv):
         self._backend = self._domain.backend(backend)  # type: ignore[union-attr]
         self._user_turn = state["user_turn"]
         self._answer_failed = bool(transcript) and transcript[-1][1] == OBJECTION
-        self._tried, self._offered, self._seen, self._plan = None, None, (-1, [], set(), b""), None
+        self._tried, self._offered, self._seen, self._plan = None, None, (-1, [], [0, set()], b""), None
         self._clear_turn_calls()
         self._turn_calls = turn_calls
 
@@ -564,7 +575,7 @@ class FunctionCallingEnv(TextEnv):
                  if not (isinstance(fact, str) and fact.lstrip("-").isdigit())]
         if not facts:
             return False
-        parts, numbers = self._seen_record()
+        parts, numbers = self._seen_record(), self._seen_numbers()
         unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers)]
         if not unseen:
             return False
