@@ -14,11 +14,14 @@ Prints one JSON object; every figure comes from this run, with the targets besid
   ``Shop`` method (``search``, ``click``, ``back``, ``next_page``) with the page it leads to rendered
   as the text the agent reads (``render_text``, what the env returns), CPU time of the steps alone,
   search cache warm, at 2,000 (shipped) and 20,000 generated products; target at most 1.5x; the
-  ratio to the shop method without the page beside it. Measured (2 cores, load 5-6, medians of
-  four runs of 7 rounds): 1.87x at 2,000 and 1.80x at 20,000 (2.08x and 2.09x before the plain
-  check of text-fields schemas and the click actions kept per page); not met. What is left over
-  the shop is Python work: parsing and validation about 17% of a step, the core's bookkeeping 11%,
-  the progress potential 10%, the call's dispatch and outcome 5%, the admissible list 3%;
+  ratio to the shop method without the page beside it. Measured (2 cores shared, load 5.8-6.2,
+  three runs of 9 rounds, each beside a run of the code before, alternating): 1.69-1.76x at 2,000
+  and 1.62-1.65x at 20,000 (before: 1.85-1.90x and 1.72-1.82x; 2.08x and 2.09x before the plain
+  check of text-fields schemas); not met. Runs swing by 0.1-0.2 with the load (1.54x and 1.49x in
+  one run at load 8.5). What is left over the shop's 13-17 us, per step at 2,000: the core's
+  bookkeeping (info, transcript, reward, the Outcome) 3.5-4.5 us, parsing and validation 1.6-2.2,
+  the progress potential 1.4-2.3, the admissible list 0.6-1.3, the call's dispatch 0.6-1.0: Python
+  work spread over many small steps;
 * latencies: reset, snapshot, restore of every curated failure state by the fast path (the shop
   state) and by replay;
 * miniwob (``--miniwob-episodes N``): N oracle episodes over the twelve tasks on one env, then
