@@ -120,9 +120,17 @@ class Order:
                 return line
         return None
 
-    def met(self, goal: Goal, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> bool:
-        line = self.line_for(goal, lines)
-        return line is not None and goal.meets(*line)
+    def met(self, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> tuple[bool, ...]:
+        """For each goal, whether ``lines`` meet it: the line of its type (the first, as ``line_for``
+        finds it) scores 1.0."""
+        by_type: dict[str, tuple[Product, Mapping[str, str]]] = {}
+        for line in lines:
+            by_type.setdefault(line[0].type, line)
+        met = []
+        for goal in self.goals:
+            line = by_type.get(goal.type)
+            met.append(line is not None and goal.meets(*line))
+        return tuple(met)
 
     def score(self, lines: Sequence[tuple[Product, Mapping[str, str]]]) -> float:
         """The reward of buying ``lines`` (one per product type), in [0, 1]."""

@@ -58,8 +58,7 @@ class Shop:
         cart, met = self._met
         if cart is not self.cart:
             lines = self.lines()
-            met = tuple(self.order.met(g, lines) for g in self.order.goals) if lines else (False,) * len(
-                self.order.goals)
+            met = self.order.met(lines) if lines else (False,) * len(self.order.goals)
             self._met = (self.cart, met)
         return met
 
