@@ -20,7 +20,7 @@ import pytest
 
 from budgetgym.core import SnapshotError, full_budget, load_failure_states, load_tasks, rollout
 from budgetgym.core.env import snapshot_digest
-from budgetgym.envs.navigation import NavigationEnv, games
+from budgetgym.envs.navigation import NavigationEnv, games, generate
 from budgetgym.envs.navigation.engine import GameEngine, clean_text
 from budgetgym.eval.exploits.navigation import ChainExplore, CycleAdmissible, PackAdmissible
 from budgetgym.envs.navigation.generate import GRAMMARS_PATH, TIERS, UnwinnableGame, build_game, finish_record
@@ -175,6 +175,72 @@ def test_a_seed_whose_walkthrough_the_parser_cannot_follow_is_refused_not_shippe
             finish_record(record)
     finally:
         games.forget(record["game"], tmp_path)
+
+
+# ------------------------------------------------------------------ the set's provenance
+
+
+def test_the_manifest_records_what_rebuilds_every_shipped_game():
+    """``manifest.json`` holds each tier's options, TextWorld version, selection and, per game, the
+    seed and the content hashes of the shipped files; it agrees with ``TIERS`` and ``tasks.jsonl``."""
+    manifest = generate.read_manifest()
+    assert list(manifest) == [tier.name for tier in TIERS]
+    for tier in TIERS:
+        entry = manifest[tier.name]
+        shipped = [task for task in TASKS if task["tier"] == tier.name]
+        assert entry["options"] == tier.options() and entry["selection"] == tier.selection(), tier.name
+        assert [(game["id"], game["seed"]) for game in entry["games"]] == [
+            (task.id, task["generator"]["seed"]) for task in shipped]
+        for game, task in zip(entry["games"], shipped):
+            assert task["generator"] == {"seed": game["seed"], **entry["options"], "textworld": entry["textworld"]}
+            assert generate.game_hashes(task["game"]) == {k: game[k] for k in ("story_sha256", "record_sha256")}
+
+
+# One game a tier, so every run rebuilds each tier (about 23 s of CPU in all): the last of each,
+# but xlong's fourth (seed 5009, 13 s against 19 for the last), which a selection with today's
+# oracle no longer reaches, so only the recorded provenance can rebuild it.
+REBUILT = {"easy": "nav-easy-021", "medium": "nav-medium-021", "hard": "nav-hard-021", "long": "nav-long-006",
+           "xlong": "nav-xlong-003"}
+
+
+@pytest.mark.parametrize("tier", [tier.name for tier in TIERS])
+def test_a_game_of_every_tier_rebuilds_from_its_recorded_provenance(tmp_path, tier):
+    game = REBUILT[tier]
+    record = generate.rebuild_game(game, tmp_path)  # raises ProvenanceMismatch unless the hashes match
+    task = TASKS.get(game)
+    assert record["walkthrough"] == task["walkthrough"] and record["objective"] == task["objective"]
+    assert gzip.decompress((tmp_path / f"{game}.z8.gz").read_bytes()) == gzip.decompress(
+        (games.GAMES_DIR / f"{game}.z8.gz").read_bytes())
+    assert (tmp_path / f"{game}.json").read_bytes() == (games.GAMES_DIR / f"{game}.json").read_bytes()
+
+
+def _shipped_bytes():
+    return {path.name: path.read_bytes() for path in sorted(games.GAMES_DIR.iterdir())}
+
+
+def test_a_rebuild_that_differs_from_its_provenance_stops_and_writes_nothing(tmp_path, monkeypatch):
+    manifest = generate.read_manifest()
+    manifest["easy"]["games"][0]["story_sha256"] = "0" * 64  # as if TextWorld now built another story
+    monkeypatch.setattr(generate, "MANIFEST_PATH", tmp_path / "manifest.json")
+    generate.MANIFEST_PATH.write_text(json.dumps(manifest))
+    before = _shipped_bytes()
+    with pytest.raises(generate.ProvenanceMismatch, match=r"nav-easy-000: seed 1000 now builds a different story "
+                                                          r"\(TextWorld 1\.7\.0 built it, .* is installed\)"):
+        generate.build_games(only="nav-easy-000")
+    assert _shipped_bytes() == before
+    # Options in TIERS that are not the recorded ones are refused before anything is built.
+    manifest["easy"]["options"]["rooms"] = 4
+    with pytest.raises(generate.ProvenanceMismatch, match="built with options .* reselect"):
+        generate.rebuild_game("nav-easy-001", tmp_path / "out", manifest)
+    assert not (tmp_path / "out").exists()
+    # A tier with no recorded provenance is selected only when asked to (a new set of games).
+    del manifest["xlong"]
+    generate.MANIFEST_PATH.write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"\['xlong'\] have no recorded provenance .*\(--reselect\)"):
+        generate.build_games(tiers=["xlong"])
+    with pytest.raises(ValueError, match="reselect selects whole tiers"):
+        generate.build_games(only="nav-easy-000", reselect=True)
+    assert _shipped_bytes() == before
 
 
 # ------------------------------------------------------------------ the engine against TextWorld

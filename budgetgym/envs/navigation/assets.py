@@ -1,12 +1,18 @@
 """Rebuilds Navigation-v0's shipped data, the family's one data command:
 
     python -m budgetgym.envs.navigation.assets [--games-only | --failures-only] [--tier NAME] [--only ID]
+                                               [--reselect]
 
 First the games (``budgetgym/assets/navigation/games/`` and ``tasks.jsonl``, from TextWorld's
-generator with each tier's recorded seeds: :mod:`budgetgym.envs.navigation.generate`), then the
-curated failure states (``failure_states.jsonl``). ``--tier`` builds the games of that tier afresh
-and keeps the others' (repeatable); ``--only ID`` rebuilds one game from its recorded seed;
-``--tasks-only`` recomputes the task records from the shipped games without building any.
+generator: :mod:`budgetgym.envs.navigation.generate`), then the curated failure states
+(``failure_states.jsonl``). The games are rebuilt from each tier's recorded provenance
+(``manifest.json``: options, TextWorld version, seeds, content hashes), so the command gives the
+shipped games byte for byte, or stops, saying which game differs and why, before writing one that
+differs. ``--tier`` rebuilds that tier's games and keeps the others' (repeatable); ``--only ID``
+rebuilds one game; ``--tasks-only`` recomputes the task records from the shipped games without
+building any. ``--reselect`` (with ``--tier``: a new tier, or a deliberate reship) selects the
+tier's seeds afresh from its seed base with today's oracle and filters, and records the new
+provenance: for xlong, every game id would name another game than the shipped one.
 
 The failure states: the core's builder (:mod:`budgetgym.core.failures`) plays the oracle through a
 game, inserts one mistake proposed by :meth:`NavigationEnv.propose_mistake` (the kinds in
@@ -92,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     part = parser.add_mutually_exclusive_group()
     part.add_argument("--games-only", action="store_true", help="build the games and tasks.jsonl only")
     part.add_argument("--failures-only", action="store_true", help="build the failure states only")
-    parser.add_argument("--tier", action="append", help="build this tier's games or failure states afresh, "
+    parser.add_argument("--tier", action="append", help="rebuild this tier's games or failure states, "
                                                         "keep the others' (repeatable)")
     parser.add_argument("--only", help="rebuild this game id only (its recorded seed)")
+    parser.add_argument("--reselect", action="store_true",
+                        help="select the tiers' seeds afresh from their seed base (a new set of games) and record them")
     parser.add_argument("--tasks-only", action="store_true", help="recompute tasks.jsonl from the shipped games")
     parser.add_argument("--per-tier", type=int, default=PER_TIER)
     parser.add_argument("--per-kind", type=int, default=PER_KIND)
@@ -102,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.failures_only:
         started = time.time()
-        records = build_games(args.per_tier, only=args.only, tasks_only=args.tasks_only, tiers=args.tier)
+        records = build_games(args.per_tier, only=args.only, tasks_only=args.tasks_only, tiers=args.tier,
+                              reselect=args.reselect)
         write_jsonl(TASKS_PATH, records)
         print(f"{len(records)} games -> {TASKS_PATH} in {time.time() - started:.0f}s", file=sys.stderr)
     if not args.games_only:
