@@ -30,6 +30,17 @@ Last measured (one run, load 3.5-4.3; the figures in ``docs/architecture.md``): 
 FunctionCalling 3.47x, Web 1.91x, Navigation 1.9x, Coding 2.0x (at a76bb51, the round before, in one
 run at load 4.2-4.3: 4.12x, 2.2x, 1.83x, 2.05x); a repeat 1.46x, 0.97x, 1.19x, 1.07x (4.33x, 1.88x,
 1.16x, 2.03x); the warm ratios 0.9-2.4x (FunctionCalling's noisy states each pay a digest: 2.39x).
+
+At fc5849b (``--families fc,web,nav``, one run, load 6.0-6.3): cold 3.54x, 1.61x, 1.89x; a repeat
+1.38x, 0.94x, 1.15x; warm (noisy) 1.22x, 1.17x, 0.97x; every repeat hit rate 1.0. FunctionCalling
+alone, two runs alternating with 113757e (in brackets), load 5.5-5.7: oracle path cold 3.36x, 3.64x
+(3.74x, 3.43x: the gain, about 10% of the rollout's instructions, is within the noise), repeat
+1.27x, 1.35x (1.58x, 1.42x); the noisy agent's repeat 1.36x, 1.39x (4.23x, 3.78x) at hit rate 1.0
+(0.81: a rollout from a restored state digested its states with the restored turns read twice),
+warm 1.23x, 1.26x (2.42x, 2.27x), cold 7.51x, 7.17x (6.19x, 5.33x: a refusal is a new state of
+FunctionCalling, its history read, and costs a rollout; 0.44 misses a step, 0.29 before). Why
+FunctionCalling's cold target (2.0x) is not met: its rollout costs about three sparse steps a state
+(see ``budgetgym.core.process_reward``'s limits).
 """
 
 from __future__ import annotations

@@ -77,16 +77,25 @@ Limits (read them before training on it):
   a step takes microseconds and the oracle plans (FunctionCalling's repairs). Measured cold, CPU
   per step against sparse (one run each, load 3.5-4.3; before this round, at a76bb51, in brackets,
   load 4.2-4.3): FunctionCalling 3.47x (4.12x), Web 1.91x (2.2x), Navigation 1.9x (1.83x), Coding
-  2.0x (2.05x); the target, 2.0x, is met by all but FunctionCalling. Its cold episode is its own
-  step (~60 us), the shadow's step (~50 us), the oracle's plan (~70 us) and a digest (~12 us plus
-  the seen record) per state: 2.0x would leave the oracle and the digest ~10 us a state in all.
+  2.0x (2.05x); the target, 2.0x, is met by all but FunctionCalling. Its rollout costs about three
+  of its sparse steps a state (instructions, callgrind, the oracle's paths from 40 tasks' starts:
+  875k a state against 307k a sparse step; 979k at 926c476, before the oracle offered its batch's
+  copy to the step and the seen numbers were read on demand): the shadow's lean step
+  (about one step), the oracle's planning (about 1.45: a fresh plan at each user turn's first state,
+  the rest of the plan kept) and a digest (about 0.45); 2.0x would need all three within one step.
+  Later runs (at fc5849b, load 5.5-5.7, alternating with the round's start, 113757e, in brackets):
+  cold 3.36x, 3.64x (3.74x, 3.43x), within the noise of that load.
   A later attempt of a task (another seed): FunctionCalling 1.46x (4.33x), Web 0.97x (1.88x),
-  Navigation 1.19x, Coding 1.07x (2.03x), its path measured (``episode_seed_matters``).
+  Navigation 1.19x, Coding 1.07x (2.03x), its path measured (``episode_seed_matters``); at fc5849b
+  FunctionCalling 1.27x, 1.35x (1.58x, 1.42x), and 1.36x, 1.39x (4.23x, 3.78x) for the noisy agent,
+  whose repeats now find every state (hit rate 1.0, was 0.81: see ``history_key`` below).
 * The key is the fast-restore state with what the future reads of the history
   (``TextEnv.history_key``: FunctionCalling's oracle and checks read what the agent has seen), so
   an agent that read something off the oracle's path is a new state for the cache: one rollout
-  more, never another state's value. ``benchmarks/bench_process_reward.py``
-  measures it against the sparse mode in one run (CPU per step, resets included): see the figures
+  more, never another state's value. A refusal is read too there (an unknown tool's name is shown
+  back), so an invalid action is a new state in such a family, measured as any step's:
+  FunctionCalling's noisy agent pays more rollouts for it (0.44 misses a step cold, 0.29 before).
+  ``benchmarks/bench_process_reward.py`` measures it against the sparse mode in one run (CPU per step, resets included): see the figures
   in ``docs/architecture.md``.
 * Outside ``oracle_distance_shared`` families the cache is the env's, per task and episode seed
   unless the family declares that the seed reaches nothing (``episode_seed_matters = False``): there
