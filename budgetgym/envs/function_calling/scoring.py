@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from budgetgym.envs.function_calling.domain import Domain
 
@@ -282,35 +282,41 @@ def _states(message: str, matcher: tuple[frozenset[float], tuple[tuple[str, re.P
     return False
 
 
-def _fields(value: Any) -> Iterator[tuple[Any, ...]]:
-    """Each JSON object inside ``value`` as its scalar fields (strings and numbers with a fraction,
-    also those of its lists), one tuple an object."""
+def _add_records(value: Any, records: list[tuple[Any, ...]]) -> None:
+    """Add each JSON object inside ``value`` that has at least ``RECORD_FIELDS`` scalar fields
+    (strings, casefolded with white space collapsed, and numbers with a fraction, also those of its
+    lists) to ``records``, as the tuple of its fields: an object's inner objects before it."""
     if isinstance(value, dict):
         fields = []
         for item in value.values():
-            for leaf in (item if isinstance(item, list) else [item]):
-                if isinstance(leaf, str) and leaf.strip():
-                    fields.append(_SPACE.sub(" ", leaf.strip()).casefold())
+            for leaf in (item if isinstance(item, list) else (item,)):
+                if isinstance(leaf, str):
+                    words = leaf.split()  # str.split's white space is the regular expression's \s
+                    if words:
+                        fields.append(" ".join(words).casefold())
                 elif isinstance(leaf, float) and not leaf.is_integer():
                     fields.append(leaf)  # whole numbers are left out (see restates_record)
-            yield from _fields(item)
-        yield tuple(fields)
+            if isinstance(item, (dict, list)):
+                _add_records(item, records)
+        if len(fields) >= RECORD_FIELDS:
+            records.append(tuple(fields))
     elif isinstance(value, list):
         for item in value:
-            yield from _fields(item)
+            if isinstance(item, (dict, list)):
+                _add_records(item, records)
 
 
 @functools.lru_cache(maxsize=1024)
 def records_in(observation: str) -> tuple[tuple[Any, ...], ...]:
     """The records of an observation of tool results (one JSON result a line) that have at least
     ``RECORD_FIELDS`` fields, each as its fields (strings casefolded, white space collapsed)."""
-    records = []
+    records: list[tuple[Any, ...]] = []
     for line in observation.splitlines():
         try:
             result = json.loads(line)
         except ValueError:
             continue
-        records.extend(fields for fields in _fields(result) if len(fields) >= RECORD_FIELDS)
+        _add_records(result, records)
     return tuple(records)
 
 
