@@ -515,3 +515,40 @@ def test_a_repeated_episode_finds_every_state_cached(env_id):
     assert distance.misses == misses
     recorder.close()
     env.close()
+
+
+JUMP = Tool("jump", "Jump to a place.", {"type": "object", "properties": {"to": {"type": "integer"}},
+                                         "required": ["to"], "additionalProperties": False})
+
+
+class JumpLineEnv(LineEnv):
+    """The line with a ``jump`` anywhere: a state farther than the budget, reached in one turn."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tools = {"move": MOVE, "look": LOOK, "jump": JUMP}
+
+    def _execute(self, action: Action) -> Outcome:
+        if action.calls and action.calls[0].name == "jump":
+            self.x = action.calls[0].arguments["to"]
+            return Outcome(f"You are at {self.x}.", progress=0.0)
+        return super()._execute(action)
+
+
+def test_a_rollout_cut_by_the_budget_measures_its_first_state_alone():
+    """From -4 the goal (3) is 7 turns away, past the budget (6): the rollout is cut unsolved, and
+    its first state is at the floor. Its later states had less than the whole budget ahead: -2 is 5
+    turns away and -1 is 4, which their own rollouts find, so the steps there pay 1/3 each."""
+    tasks = TaskSet([{"id": "far", "split": "test", "max_turns": 6, "instruction": "Walk to 3.", "goal": 3,
+                      "pit": -30, "oracle_turns": 3}])
+    env, sparse = JumpLineEnv(reward_mode="oracle_distance", tasks=tasks), JumpLineEnv(tasks=tasks)
+    rewards = play(env, [json.dumps({"name": "jump", "arguments": {"to": -4}})] + [move("right")] * 3,
+                   options={"task_id": "far"})
+    assert rewards == pytest.approx([-1.0, 0.0, 1 / 3, 1 / 3])
+    env.reset(options={"task_id": "far"})
+    before = -1.0
+    for action in [json.dumps({"name": "jump", "arguments": {"to": -4}})] + [move("right")] * 3:
+        reward = env.step(action)[1]
+        now = -reference_turns(sparse, env.snapshot()) / 3
+        assert reward == now - before
+        before = now

@@ -453,13 +453,18 @@ class OracleDistance:
             return shadow.oracle_action()
 
         played = rollout(shadow, oracle, reset=False, max_steps=floor)
-        return _Path(digests, played.actions, [step.info["action_valid"] for step in played.steps], played.success)
+        # Cut by the budget: neither solved nor ended (a failure) nor given up by the oracle.
+        cut = not played.success and played.turns == floor and not played.steps[-1].terminated
+        return _Path(digests, played.actions, [step.info["action_valid"] for step in played.steps], played.success,
+                     cut)
 
     def _cache(self, path: "_Path", floor: int, first: int = 0) -> int:
-        """Cache the turns of every state on ``path`` from index ``first``; return the first's."""
+        """Cache the turns of every state on ``path`` from index ``first``; return the first's. A path
+        the budget cut gives the floor to its first state alone: a later state of it had less than
+        the whole budget ahead, and a rollout of its own may solve within it."""
         cache = self._potentials.turns
         turns = len(path.actions)
-        for index in range(first, len(path.digests)):
+        for index in range(first, first + 1 if path.cut else len(path.digests)):
             # The first value a state got stays: a potential is a function of the state.
             cache.setdefault(path.digests[index], turns - index if path.solved else floor)
         return cache[path.digests[first]] if first < len(path.digests) else floor
@@ -467,12 +472,13 @@ class OracleDistance:
 
 class _Path:
     """One oracle rollout: the digest of each state the oracle acted from, its actions (the text
-    sent), whether each was valid there, and whether it solved the task."""
+    sent), whether each was valid there, whether it solved the task, and whether the budget cut it
+    (unsolved, not ended, the oracle not given up)."""
 
-    __slots__ = ("digests", "actions", "valid", "solved")
+    __slots__ = ("digests", "actions", "valid", "solved", "cut")
 
-    def __init__(self, digests: list[str], actions: list[str], valid: list[bool], solved: bool) -> None:
-        self.digests, self.actions, self.valid, self.solved = digests, actions, valid, solved
+    def __init__(self, digests: list[str], actions: list[str], valid: list[bool], solved: bool, cut: bool) -> None:
+        self.digests, self.actions, self.valid, self.solved, self.cut = digests, actions, valid, solved, cut
 
 
 def _is_shared(scope: Hashable | None) -> bool:
