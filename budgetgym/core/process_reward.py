@@ -88,15 +88,16 @@ Limits (read them before training on it):
   A later attempt of a task (another seed): FunctionCalling 1.46x (4.33x), Web 0.97x (1.88x),
   Navigation 1.19x, Coding 1.07x (2.03x), its path measured (``episode_seed_matters``); at fc5849b
   FunctionCalling 1.27x, 1.35x (1.58x, 1.42x), and 1.36x, 1.39x (4.23x, 3.78x) for the noisy agent,
-  whose repeats now find every state (hit rate 1.0, was 0.81: see ``history_key`` below).
+  whose repeats now find every state (hit rate 1.0, was 0.81: a rollout from a restored state read
+  FunctionCalling's restored turns twice into its digests, and a refusal was taken for no change).
 * The key is the fast-restore state with what the future reads of the history
   (``TextEnv.history_key``: FunctionCalling's oracle and checks read what the agent has seen), so
   an agent that read something off the oracle's path is a new state for the cache: one rollout
   more, never another state's value. A refusal is read too there (an unknown tool's name is shown
   back), so an invalid action is a new state in such a family, measured as any step's:
   FunctionCalling's noisy agent pays more rollouts for it (0.44 misses a step cold, 0.29 before).
-  ``benchmarks/bench_process_reward.py`` measures it against the sparse mode in one run (CPU per step, resets included): see the figures
-  in ``docs/architecture.md``.
+  ``benchmarks/bench_process_reward.py`` measures it against the sparse mode in one run (CPU per
+  step, resets included): see the figures in ``docs/architecture.md``.
 * Outside ``oracle_distance_shared`` families the cache is the env's, per task and episode seed
   unless the family declares that the seed reaches nothing (``episode_seed_matters = False``): there
   K attempts of a task share it, elsewhere they do not (the seed may shape what the state does not
