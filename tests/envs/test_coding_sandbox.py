@@ -295,6 +295,42 @@ def test_check_backend_runs_pytest_in_the_sandbox_and_names_cause_and_fix(tmp_pa
     assert "\n" not in message and "do not run inside the sandbox" in message and "pip install pytest" in message
 
 
+def test_budgetgym_installed_beside_the_interpreter_is_hidden_from_commands(tmp_path):
+    """A ``pip install budgetgym`` puts its package, the shipped libraries among its data, in the
+    site-packages of the Python the sandbox binds (it runs the tests): a command found the fixed
+    library there and copied it over the workspace's (copy-shipped-library, two turns). The package
+    folder there is now an empty tmpfs; the tests still run (pytest from the same environment)."""
+    require("local")
+    import subprocess
+    import sys
+    import sysconfig
+
+    import gymnasium as gym
+
+    from budgetgym.core import load_tasks
+    from budgetgym.envs.coding.repos import REPOS
+    from budgetgym.eval.agents import OracleAgent
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits.coding import CopyShippedLibrary
+
+    task = next(t for t in load_tasks("coding") if t.split == "train")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # pytest, as installed here
+    installed = site / "budgetgym" / "assets" / "coding" / "repos" / task["library"]
+    shutil.copytree(REPOS / task["library"], installed)
+    env = gym.make("budgetgym/Coding-v0", sandbox_options={"python": str(venv / "bin" / "python")})
+    try:
+        result = play_episode(env, CopyShippedLibrary(), seed=0, options={"task_id": task.id})
+        assert not result.success and "copied" not in env.unwrapped.transcript[0][1]
+        listing = env.unwrapped.ws.sandbox.run(f"ls -A {site / 'budgetgym'}; ls {site}")
+        assert "deps.pth" in listing.output and "assets" not in listing.output
+        assert play_episode(env, OracleAgent(), seed=0, options={"task_id": task.id}).success
+    finally:
+        env.close()
+
+
 def test_the_coding_modules_import_without_a_circle():
     """image.py and the Docker backend imported each other (behind two lazy imports); the image
     name now lives in the backend, which imports nothing of the builder."""

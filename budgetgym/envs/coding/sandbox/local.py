@@ -8,10 +8,13 @@ episode's commands nor other users can read it. A command runs as
 
 bubblewrap (as root, building the mount namespace) gives a root file system assembled from
 read-only binds of the system's parts (``/usr``, the Python in use, a few files of ``/etc``),
-finished with ``--remount-ro /``; the workspace bound read-write at ``/workspace`` (as root, a
-folder on a tmpfs of ``Limits.workspace_bytes`` mounted for this sandbox alone, so the cap holds
-while a command runs; otherwise oversized files are removed when the command ends); a private
-``/tmp`` and ``/dev/shm``, each a tmpfs of ``Limits.scratch_bytes`` (mounted before the interpreter's
+finished with ``--remount-ro /``, where budgetgym's own files inside those binds (its package,
+where a ``pip install`` puts it beside the interpreter: the shipped libraries and every task's bug
+and fix; the library set's cache) are covered by empty tmpfs folders (:func:`hidden_folders`); the
+workspace bound read-write at ``/workspace`` (as root, a folder on a tmpfs of
+``Limits.workspace_bytes`` mounted for this sandbox alone, so the cap holds while a command runs;
+otherwise oversized files are removed when the command ends); a private ``/tmp`` and
+``/dev/shm``, each a tmpfs of ``Limits.scratch_bytes`` (mounted before the interpreter's
 folders are bound, so an interpreter under ``/tmp`` stays visible); new PID, network, IPC and UTS namespaces (no network at all) and ``--die-with-parent``.
 ``setpriv`` then drops to the sandbox's own uid with no capabilities and no new privileges:
 ``RLIMIT_NPROC`` counts a real uid's processes and does nothing for root, so the drop is what makes
@@ -25,6 +28,7 @@ directly under the same rlimits, in the workspace, with no isolation: for truste
 from __future__ import annotations
 
 import fcntl
+import glob
 import os
 import selectors
 import shutil
@@ -110,6 +114,23 @@ def _python_roots(python: str) -> list[str]:
     return [p for p in roots if not any(p != q and p.startswith(q + "/") for q in roots)]
 
 
+def hidden_folders(roots: list[str]) -> list[str]:
+    """budgetgym's own folders inside what a sandbox binds (``/usr`` and the Python ``roots``),
+    which its commands must not read: the package (wherever an install put it: the one running, and
+    any in the roots' site- or dist-packages), whose data holds the shipped libraries (the fix of
+    every task) and the task records (each bug's fixed line), and the library set's cache."""
+    import budgetgym
+    from budgetgym.envs.coding.libraries.fetch import cache_dir
+
+    bound = ["/usr", *roots]
+    candidates = {os.path.dirname(budgetgym.__file__), str(cache_dir())}
+    for root in [*bound, "/usr/local"]:
+        candidates.update(glob.glob(os.path.join(glob.escape(root), "lib", "python3*", "*-packages", "budgetgym")))
+    found = {os.path.realpath(path) for path in candidates}
+    return sorted(path for path in found
+                  if os.path.isdir(path) and any(path == root or path.startswith(root + "/") for root in bound))
+
+
 def _bin_folder(python: str) -> str:
     """The folder of ``python`` with symlinks in the folder's own path resolved (not the file's: a
     virtual environment's ``bin/python`` links to its base interpreter, and must be run from here)."""
@@ -190,10 +211,13 @@ class LocalSandbox(Sandbox):
         for folder in ("/tmp", "/dev/shm"):
             args.extend(["--perms", "1777", "--size", scratch, "--tmpfs", folder])
             made.add(folder)
-        for path in _python_roots(self.python):
+        roots = _python_roots(self.python)
+        for path in roots:
             parents(path + "/x")
             args.extend(["--ro-bind", path, path])
             made.add(path)
+        for path in hidden_folders(roots):  # mounted over the binds above: nothing of them shows there
+            args.extend(["--tmpfs", path])
         return args
 
     def _mount_sized(self, folder: Path) -> bool:
