@@ -23,7 +23,7 @@ Action Space:
     one call a turn (``max_calls_per_turn = 1``: a second is an invalid action).
     Search works from any page. A click on an element that is not on the page, an empty or
     over-long query, or a malformed command costs the turn, says what was wrong and what is
-    clickable, and changes nothing. Several calls in one turn run in order, all or nothing.
+    clickable, and changes nothing.
 
 Observation Space:
     Text: the open page, headed by the instruction. Clickable elements are in square brackets;
@@ -170,21 +170,11 @@ class WebEnv(TextEnv):
 
     def _execute(self, action: Action) -> Outcome:
         shop = self.shop
-        calls = action.calls
+        # One call a turn (max_calls_per_turn = 1, enforced by the parser): a Shop action that raises
+        # has changed nothing (Shop's contract), so there is nothing to roll back.
+        (call,) = action.calls
         try:
-            if len(calls) == 1:
-                # One call: a Shop action that raises has changed nothing (Shop's contract), so
-                # there is nothing to roll back and the session needs no copy.
-                call = calls[0]
-                self.tools[call.name].function(shop, **call.arguments)
-            else:
-                page, history, cart = shop.page, list(shop.history), shop.cart  # replaced, never changed in place
-                try:
-                    for call in calls:
-                        self.tools[call.name].function(shop, **call.arguments)
-                except ShopError:
-                    shop.page, shop.history, shop.cart = page, history, cart
-                    raise
+            self.tools[call.name].function(shop, **call.arguments)
         except ShopError as err:
             self.last_error = str(err)
             return Outcome(f"{err}\n\n{render_text(shop.view())}")
