@@ -280,3 +280,18 @@ def test_pasting_the_tool_results_without_their_json_wins_no_more_than_doing_the
     assert scoring.restates_record("E5\nDENTIST 2025-03-06 10:00-11:00", results, event["request"], event["facts"])
     assert not scoring.restates_record("Your dentist is on 2025-03-06, 10:00-11:00.", results, event["request"],
                                        event["facts"])
+
+
+def test_an_echo_of_the_agents_own_words_teaches_no_fact():
+    """A remembered answer sent first as a tool's name (refused, the refusal repeating it) is no
+    more seen than one never sent: the echo wins exactly the tasks that answering from memory wins
+    (it won all 60 test tasks, 5 in fewer turns than the oracle, when a refusal counted as seen)."""
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits import function_calling as exploits
+
+    env = gym.make(ENV_ID, split="test")
+    tasks = [t.id for t in TASKS if t.split == "test"]
+    won = {agent.name: {t for t in tasks if play_episode(env, agent, seed=0, options={"task_id": t}).success}
+           for agent in (exploits.RememberedAnswers(), exploits.EchoRemembered())}
+    assert won["echo-remembered"] == won["remembered-answers"]
+    assert len(won["remembered-answers"]) < len(tasks)

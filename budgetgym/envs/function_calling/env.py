@@ -90,7 +90,7 @@ import json
 import pickle
 import random
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from budgetgym.core import MAX_CALLS_PER_STEP, Action, ActionError, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
 from budgetgym.core.state import copy_state
@@ -147,7 +147,20 @@ def _seen_fact(fact: str | list[str], parts: list[str], numbers: set[float]) -> 
     return False
 
 
+def _scalars(value: Any) -> Iterator[Any]:
+    """The strings and numbers inside a call's arguments."""
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _scalars(item)
+    elif value is not None and not isinstance(value, bool):
+        yield value
+
+
 _NUMERIC = re.compile(r"-?\d+(?:\.\d+)?")
+#: How the core words a refused action's observation (``TextEnv.step``).
+_REFUSED = "Invalid action: "
 #: How the core ends an observation it cut to the observation space (``TextEnv._fit``).
 _TRUNCATED = "\n[truncated]"
 
@@ -576,18 +589,46 @@ class FunctionCallingEnv(TextEnv):
         if not facts:
             return False
         parts, numbers = self._seen_record(), self._seen_numbers()
-        unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers)]
+        unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers) or not self._learned(fact)]
         if not unseen:
             return False
         held = encode_result(self._backend.state)
         return any(has_fact(held, fact) for fact in unseen)
+
+    def _learned(self, fact: str | list[str]) -> bool:
+        """Whether an observation showed ``fact`` other than as the agent's own words sent back: the
+        opening, or the result of a turn whose calls did not carry the fact themselves. A refusal
+        shows the agent's input and the rules, never the service's data: a fact the agent put in a
+        call the env refused ("unknown tool '<fact>'"), or in an argument a tool's error repeats,
+        was not learned there, or an answer remembered from an earlier episode would pass after one
+        such turn, and a fact that a chain of lookups finds would cost one turn."""
+        if has_fact(self.first_observation, fact):
+            return True
+        for sent, observation in self.transcript:
+            if observation.startswith(_REFUSED) or not has_fact(observation, fact):
+                continue
+            if not has_fact(self._written(sent), fact):
+                return True
+        return False
+
+    def _written(self, sent: str) -> str:
+        """What the agent wrote in a turn, decoded: its calls' names and argument values (a value
+        spelled with JSON escapes is the value it reads as), or its message; the text as sent where
+        it does not parse."""
+        try:
+            action = TextEnv._parse(self, sent, self.tools)
+        except ActionError:
+            return sent
+        if action.is_message:
+            return action.message
+        return "\n".join(str(value) for call in action.calls for value in (call.name, *_scalars(call.arguments)))
 
     def _restates_record(self, turn: Mapping[str, Any], message: str) -> bool:
         """Whether the answer restates a whole record of the episode's tool results (``scoring.restates_record``)."""
         if not message.strip():
             return False
         results = [observation for _, observation in self.transcript
-                   if not observation.startswith(("User:", "Invalid action: "))]
+                   if not observation.startswith(("User:", _REFUSED))]
         return restates_record(message, results, turn["request"], turn["facts"])
 
     def _objection(self, turn: Mapping[str, Any]) -> str:
