@@ -90,6 +90,15 @@ Limits (read them before training on it):
   FunctionCalling 1.27x, 1.35x (1.58x, 1.42x), and 1.36x, 1.39x (4.23x, 3.78x) for the noisy agent,
   whose repeats now find every state (hit rate 1.0, was 0.81: a rollout from a restored state read
   FunctionCalling's restored turns twice into its digests, and a refusal was taken for no change).
+* Off the oracle's path it costs a rollout at nearly every step: an untrained policy's states are
+  mostly new (Navigation's state holds the Z-machine's memory, FunctionCalling's what was seen),
+  and each pays the rest of a solution on the shadow. (Stopping a rollout where it reaches a
+  measured state would be exact, but on Navigation 58 of 1,189 such rollouts reached one, and the
+  CPU did not change: not done.) Measured cold with a random action nine turns in ten
+  (``benchmarks/bench_process_reward.py``'s exploring agent, one run, load 3-4): FunctionCalling
+  27x a sparse step, Web 7.6x, Navigation 7.6x; training the study's linear learner on Navigation
+  took 10x the CPU of its sparse training, 91% of it in the rollouts. Budget for it before
+  training from a weak base; a repeat of a task's episodes costs 1.1-1.5x.
 * The key is the fast-restore state with what the future reads of the history
   (``TextEnv.history_key``: FunctionCalling's oracle and checks read what the agent has seen), so
   an agent that read something off the oracle's path is a new state for the cache: one rollout
