@@ -62,8 +62,7 @@ equal to anything). The graded copies of the test files are *armed* for that:
   names or the agent's own run showed failing: the passing twin still fails, and a test without
   perturbed copies, one with fixtures or parameters, had no other check) or by what a test does
   (every test that called into the library: the failing twin calls it as the test does). The
-  guard's permissive sites hold for a twin as for its test. At most :data:`TWINNED` tests of the
-  issue, drawn per run, get twins.
+  guard's permissive sites hold for a twin as for its test.
 
 Why this is sound for the classes it covers: the canary and the guard are defined in the test
 files themselves, under names the agent never saw (drawn per run), before any library code is
@@ -149,10 +148,6 @@ GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " "
 #: residue (rounding half a cent: coding-splitbill-002) still shows where the small shifts leave it.
 PERTURBATIONS = (("shift", 1), ("shift", 2), ("shift", 100), ("scale", 2), ("text", 2),
                  ("one", 0), ("one", 1), ("one", 2), ("one", 3))
-#: At most this many tests of the issue (test functions: a parametrised one runs all its cases) get
-#: twins in a run, drawn per run: one twin caught is enough (a rig must make every test of the issue
-#: pass), and twins for all of lib-tabulate-040's 260 pushed its grading run past the time limit.
-TWINNED = 8
 _PERTURBED_MARK = "budgetgym-grading: differs from the reference library with shifted inputs"
 _SITES_MARK = "budgetgym-grading-sites: "
 _REFERENCE_MARK = "budgetgym-grading-reference: "
@@ -186,9 +181,6 @@ class Armed:
         by_file: dict[str, list[str]] = {}
         for node in fail_to_pass:
             by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
-        functions = sorted({node.partition("[")[0] for node in fail_to_pass})
-        #: the tests of the issue (without parameters) that may get twins in this run
-        self._twinned = set(secrets.SystemRandom().sample(functions, min(TWINNED, len(functions))))
         self.sources: dict[str, str] = {}
         self.keys: dict[str, list[tuple[str, str, str | None]]] = {}
         for path, data in tests.items():
@@ -239,8 +231,7 @@ class Armed:
         canary = ast.parse(f"def test_{self.nonce}():\n    assert {first} == {second}\n{checks}")
         body = tree.body
         start = _after_header(body)
-        twinned = [node for node in failing if f"{path}::{node.partition('[')[0]}" in self._twinned]
-        tree.body = body[:start] + imports.body + body[start:] + perturbed + canary.body + self._twins_of(path, plain, twinned)
+        tree.body = body[:start] + imports.body + body[start:] + perturbed + canary.body + self._twins_of(path, plain, failing)
         reference_copy = ""
         if made:
             head = ast.parse(f"from {self.helper} import value as _value_{self.nonce}\n")
