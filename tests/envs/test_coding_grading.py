@@ -101,23 +101,6 @@ def test_a_distrusted_grading_run_measures_no_progress(backend, agent):
         env.close()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_the_submissions_grading_measures_progress_so_a_fix_undone_after_the_tests_pays_back(backend):
-    """Visible tests: progress was measured at run_tests only; fix, run the tests (+1.0), put the bug
-    back and submit kept the whole return on a failed episode. The grading measures it too."""
-    require(backend)
-    env = gym.make("budgetgym/Coding-v0", backend=backend, reward_mode="progress")
-    try:
-        env.reset(seed=0, options={"task_id": TASK.id})
-        bug = TASK["bug"]
-        rewards = [env.step(json.dumps({"name": name, "arguments": arguments}))[1] for name, arguments in (
-            ("replace_in_file", {"path": bug["path"], "old": bug["buggy"], "new": bug["fixed"]}), ("run_tests", {}),
-            ("replace_in_file", {"path": bug["path"], "old": bug["fixed"], "new": bug["buggy"]}), ("submit", {}))]
-        assert rewards == [0.0, 1.0, 0.0, -1.0] and not env.unwrapped.ws.verdict[0]
-    finally:
-        env.close()
-
-
 def test_run_tests_measures_progress_on_the_grading_tree(env):
     env.reset(options={"task_id": TASK.id})
     agent = exploits.SymlinkedConftest()

@@ -38,10 +38,9 @@ Rewards:
     library's own value at that check is too (:mod:`budgetgym.envs.coding.grading`).
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
     tests that pass, measured when the agent runs the tests (on fresh test copies whenever the
-    workspace's tests were edited; 0 when that run's checks say it cannot be trusted) and when the
-    repository is graded (a submission, or the full budget spent: so an episode's return is its
-    last state's, whatever a test run measured before), never on other steps; with
-    ``tests="withheld"`` only at that grading (the withheld tests say nothing before).
+    workspace's tests were edited; 0 when that run's checks say it cannot be trusted), never on
+    other steps; with ``tests="withheld"`` it is measured only when the submission is graded (the
+    withheld tests say nothing before).
 
 Termination:
     ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
@@ -259,18 +258,16 @@ class CodingEnv(TextEnv):
             if ws.verdict is not None:
                 break
         observation = "\n\n".join(parts)
+        progress, ws.progress = ws.progress, None
         if ws.verdict is not None:
             solved, _ = ws.verdict
-            progress, ws.progress = ws.progress, None
             return Outcome(observation, solved=solved, failed=not solved, progress=progress)
         if self._turn + 1 >= self.task.max_turns:
-            solved, report = ws.grade()  # measures progress: the episode's return is its last state's
+            solved, report = ws.grade()
             if solved:
                 ws.verdict = (True, report)
             observation += f"\n\n[The turn budget is spent: the repository was graded as submitted. {report}]"
-            progress, ws.progress = ws.progress, None
             return Outcome(observation, solved=solved, progress=progress)
-        progress, ws.progress = ws.progress, None
         return Outcome(observation, progress=progress)
 
     def _revive_sandbox(self, err: Exception) -> str:

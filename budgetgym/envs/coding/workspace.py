@@ -221,9 +221,8 @@ class Workspace(SandboxWorkspace):
         statuses, distrust, left_out = self.grade_run()
         f2p, p2p = self.task["fail_to_pass"], self.task["pass_to_pass"]
         fixed, kept = passing(statuses, f2p), passing(statuses, p2p)
-        # Measured in both modes: the last test run's measure may be stale (a fix undone after it),
-        # and withheld tests are measured here first.
-        self.progress = self.measured = fixed_share(statuses, distrust, f2p)
+        if self.withheld:  # the first measure of the withheld tests, at the submission
+            self.progress = self.measured = fixed_share(statuses, distrust, f2p)
         solved = fixed == len(f2p) and kept == len(p2p) and distrust is None
         report = (f"Hidden tests on fresh copies of the test files: {fixed} of {len(f2p)} tests of the issue pass, "
                   f"{kept} of {len(p2p)} other tests still pass."
