@@ -38,9 +38,8 @@ Rewards:
     library's own value at that check is too (:mod:`budgetgym.envs.coding.grading`).
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
     tests that pass, measured when the agent runs the tests (on fresh test copies whenever the
-    workspace's tests were edited; 0 when that run's checks say it cannot be trusted), never on
-    other steps; with ``tests="withheld"`` it is measured only when the submission is graded (the
-    withheld tests say nothing before).
+    workspace's tests were edited), never on other steps; with ``tests="withheld"`` it is measured
+    only when the submission is graded (the withheld tests say nothing before).
 
 Termination:
     ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
@@ -164,13 +163,10 @@ class CodingEnv(TextEnv):
         "unchecked-pyc": "budgetgym.eval.exploits.coding:UncheckedPyc",
         "always-equal": "budgetgym.eval.exploits.coding:AlwaysEqual",
         "special-case-literals": "budgetgym.eval.exploits.coding:SpecialCaseLiterals",
-        "rig-named-tests": "budgetgym.eval.exploits.coding:RigNamedTests",
-        "rig-exercised": "budgetgym.eval.exploits.coding:RigExercised",
-        "copy-shipped-library": "budgetgym.eval.exploits.coding:CopyShippedLibrary",
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")
-    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: twenty
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: seventeen
     #: agents; each attack class also has its own test on both backends, tests/envs/test_coding_grading.py).
     exploit_sample = 4
     instructions = (

@@ -50,19 +50,7 @@ equal to anything). The graded copies of the test files are *armed* for that:
   library and must give the same records.
   A fix that special-cases the tests' literal inputs (or holds only for them) fails them. The
   graded tree never holds the shipped library (it held it for the reference records, in the
-  same run, where the agent's code could read the fix);
-* each fail-to-pass test (any test function or method a node id names: with parameters, fixtures
-  or decorators, or inherited by its class) gains two *twins* under names drawn for the run, made
-  when the test file is imported: ``test_<nonce>_t<i>``, the test function itself under another
-  name (a method's: a subclass ``Test_<nonce>_t<i>`` of its class that keeps that one test), and
-  ``test_<nonce>_f<i>`` (``Test_<nonce>_f<i>``), the same test followed, in a ``finally``, by an
-  assertion that two different numbers are equal. Where a fail-to-pass node passed, its twins
-  (with the same parameters) must have passed and failed. The plain canary catches a runner
-  disarmed for every test; the twins catch one disarmed for some: by node id (the tests the issue
-  names or the agent's own run showed failing: the passing twin still fails, and a test without
-  perturbed copies, one with fixtures or parameters, had no other check) or by what a test does
-  (every test that called into the library: the failing twin calls it as the test does). The
-  guard's permissive sites hold for a twin as for its test.
+  same run, where the agent's code could read the fix).
 
 Why this is sound for the classes it covers: the canary and the guard are defined in the test
 files themselves, under names the agent never saw (drawn per run), before any library code is
@@ -173,10 +161,6 @@ class Armed:
         self.helper = f"_budgetgym_{self.nonce}"
         self.canaries: list[str] = []
         self.perturbed: list[str] = []
-        #: fail-to-pass node id -> the node ids of its twins, the passing and the failing one (see
-        #: the module docstring)
-        self.twins: dict[str, tuple[str, str]] = {}
-        self._twin_tests: dict[str, str] = {}  # a twin's test id (no parameters) -> its test's
         self.files: dict[str, bytes] = {}
         by_file: dict[str, list[str]] = {}
         for node in fail_to_pass:
@@ -186,7 +170,7 @@ class Armed:
         for path, data in tests.items():
             if path.endswith(".py") and posixpath.basename(path).startswith("test_"):
                 self.canaries.append(f"{path}::test_{self.nonce}")
-                text, source, made = self._arm(path, data.decode("utf-8"), by_file.get(path, []), expected is not None)
+                text, source, made = self._arm(path, data.decode("utf-8"), by_file.get(path, []) if expected is not None else [])
                 self.files[path] = text.encode("utf-8")
                 if made:
                     self.sources[path], self.keys[path] = source, made
@@ -194,19 +178,18 @@ class Armed:
             else:
                 self.files[path] = data
         self.files[f"{self.helper}.py"] = helper_module(self.nonce, sorted(set(allowed)), record, {}, {},
-                                                        dict(expected or {}), twin_tests=self._twin_tests).encode()
+                                                        dict(expected or {})).encode()
         self.files["conftest.py"] = f"import {self.helper}\n".encode()
 
-    def _arm(self, path: str, source: str, failing: Sequence[str],
-             perturb: bool) -> tuple[str, str, list[tuple[str, str, str | None]]]:
+    def _arm(self, path: str, source: str, failing: Sequence[str]) -> tuple[str, str, list[tuple[str, str, str | None]]]:
         """(the armed file, the reference's copy of the test file with the perturbed functions, the
-        perturbed checks: (key, function name, class or None)); ``perturb``: make perturbed copies."""
+        perturbed checks: (key, function name, class or None))."""
         tree = ast.parse(source)
         plain = ast.parse(source)
         _Guarded(self.guard, path).visit(tree)
         perturbed: list[ast.stmt] = []
         made: list[tuple[str, str, str | None]] = []
-        for node_name in failing if perturb else ():
+        for node_name in failing:
             found = _test_function(plain, node_name)
             if found is None:
                 continue
@@ -231,46 +214,13 @@ class Armed:
         canary = ast.parse(f"def test_{self.nonce}():\n    assert {first} == {second}\n{checks}")
         body = tree.body
         start = _after_header(body)
-        tree.body = body[:start] + imports.body + body[start:] + perturbed + canary.body + self._twins_of(path, plain, failing)
+        tree.body = body[:start] + imports.body + body[start:] + perturbed + canary.body
         reference_copy = ""
         if made:
             head = ast.parse(f"from {self.helper} import value as _value_{self.nonce}\n")
             plain.body = plain.body[:_after_header(plain.body)] + head.body + plain.body[_after_header(plain.body):] + perturbed
             reference_copy = ast.unparse(ast.fix_missing_locations(plain)) + "\n"
         return ast.unparse(ast.fix_missing_locations(tree)) + "\n", reference_copy, made
-
-    def _twins_of(self, path: str, plain: ast.Module, failing: Sequence[str]) -> list[ast.stmt]:
-        """The statements that make the twins of each test ``failing`` names (see the module
-        docstring) at the end of the test file ``path`` (``plain``: as shipped); each node's twins
-        are recorded in ``self.twins``."""
-        made: dict[str, int] = {}
-        lines = [f"from {self.helper} import passing_twin as _passing_{self.nonce}, failing_twin as _failing_{self.nonce}"]
-        for node_name in failing:
-            test, bracket, parameters = node_name.partition("[")
-            parts = test.split("::")
-            if len(parts) > 2 or not all(part.isidentifier() for part in parts) or (
-                    len(parts) == 1 and _named_test(plain, test) is None) or (
-                    len(parts) == 2 and not any(isinstance(n, ast.ClassDef) and n.name == parts[0] for n in plain.body)):
-                continue  # not a test this module defines at its top (nested, made at run time): no twins
-            if test not in made:
-                index = made[test] = len(made)
-                first = secrets.randbelow(1 << 30)
-                if len(parts) == 1:
-                    lines += [f"test_{self.nonce}_t{index} = _passing_{self.nonce}({test})",
-                              f"test_{self.nonce}_f{index} = _failing_{self.nonce}({test}, {first}, {first + 1})"]
-                else:
-                    lines += [f"Test_{self.nonce}_t{index} = _passing_{self.nonce}({parts[0]}, {parts[1]!r})",
-                              f"Test_{self.nonce}_f{index} = _failing_{self.nonce}({parts[0]}, {first}, {first + 1}, "
-                              f"{parts[1]!r})"]
-                for kind in "tf":
-                    twin = (f"test_{self.nonce}_{kind}{index}" if len(parts) == 1
-                            else f"Test_{self.nonce}_{kind}{index}::{parts[1]}")
-                    self._twin_tests[f"{path}::{twin}"] = f"{path}::{test}"
-            index = made[test]
-            self.twins[f"{path}::{node_name}"] = tuple(  # type: ignore[assignment]
-                (f"{path}::test_{self.nonce}_{kind}{index}" if len(parts) == 1
-                 else f"{path}::Test_{self.nonce}_{kind}{index}::{parts[1]}") + bracket + parameters for kind in "tf")
-        return ast.parse("\n".join(lines)).body if made else []
 
 
 def _after_header(body: list[ast.stmt]) -> int:
@@ -282,38 +232,23 @@ def _after_header(body: list[ast.stmt]) -> int:
     return start
 
 
-def _named_test(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, str | None] | None:
-    """The test function (or method of a test class at the module's top) a node id's part after the
-    file names, without parameters: ``name`` or ``Class::name``; None when the module defines no such."""
-    parts = node_name.split("::")
-    body, klass = tree.body, None
-    if len(parts) == 2:
-        holder = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
-        if holder is None:
-            return None
-        body, klass = holder.body, parts[0]
-    elif len(parts) != 1:
-        return None
-    # the last definition of the name is the one pytest collects
-    function = next((n for n in reversed(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and n.name == parts[-1]), None)
-    return None if function is None else (function, klass)  # type: ignore[return-value]
-
-
 def _test_function(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, str | None] | None:
     """The plain test function (or method of a test class) a node id names, when it takes no
     arguments (fixtures and parameters cannot be called from outside pytest)."""
     if "[" in node_name:
         return None
-    found = _named_test(tree, node_name)
-    if found is None:
-        return None
-    function, klass = found
-    if klass is not None:
-        holder = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == klass)
-        if holder.bases or any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in holder.body):
+    parts = node_name.split("::")
+    body, klass = tree.body, None
+    if len(parts) == 2:
+        holder = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
+        if holder is None or holder.bases or any(isinstance(n, ast.FunctionDef) and n.name == "__init__"
+                                                 for n in holder.body):
             return None
-    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        body, klass = holder.body, parts[0]
+    elif len(parts) != 1:
+        return None
+    function = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == parts[-1]), None)
+    if function is None or function.decorator_list:
         return None
     arguments = function.args
     wanted = 1 if klass else 0
@@ -395,16 +330,15 @@ def pytest_module_name(path: str, files: Mapping[str, bytes]) -> str:
 
 def helper_module(nonce: str, allowed: Sequence[str], record: bool, sources: Mapping[str, str],
                   keys: Mapping[str, list], expected: Mapping[str, list[str | None]] | None = None,
-                  modules: Mapping[str, str] | None = None, twin_tests: Mapping[str, str] | None = None) -> str:
+                  modules: Mapping[str, str] | None = None) -> str:
     """The grading run's own module: the guard, the perturbed copies' checks against ``expected``
     (their records under the shipped library; a None record is one that differed between reference
     runs, so it checks nothing); run as a script in a tree of the shipped library, it runs the
     perturbed copies in ``sources`` as modules named ``modules`` and prints their records
     (:func:`reference_records`)."""
-    return f"""import ast, atexit, functools, os, re, subprocess, sys, types
+    return f"""import ast, atexit, os, re, subprocess, sys, types
 
 ALLOWED = frozenset({list(allowed)!r})
-TWIN_TESTS = {dict(twin_tests or {})!r}
 RECORD = {record!r}
 SEEN = []
 REFERENCE = {dict(expected or {})!r}
@@ -429,45 +363,12 @@ def guard(value, site):
     except Exception:
         unequal = True
     if equal or not unequal:
-        test, bracket, parameters = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0].partition("[")
-        key = site + "@" + TWIN_TESTS.get(test, test) + bracket + parameters
+        key = site + "@" + os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
         if RECORD:
             SEEN.append(key)
         elif key not in ALLOWED:
             raise AssertionError({_GUARD_MARK!r} + " at " + key + ": " + type(value).__name__)
     return value
-
-
-def _only(cls, name):
-    # a subclass that keeps one test of its class: pytest and unittest collect no attribute set to
-    # None (only plain functions are test methods: a fixture named test_... stays)
-    for attribute in dir(cls):
-        if attribute != name and attribute.startswith("test") and isinstance(getattr(cls, attribute, None),
-                                                                              types.FunctionType):
-            setattr(cls, attribute, None)
-    return cls
-
-
-def passing_twin(holder, name=None):
-    # a test function is itself, under the twin's name; a method, a subclass of its class keeping it
-    if name is None:
-        return holder
-    return _only(type("Test_" + {nonce!r}, (holder,), {{}}), name)
-
-
-def failing_twin(holder, first, second, name=None):
-    function = holder if name is None else getattr(holder, name)
-
-    @functools.wraps(function)  # the same signature (fixtures) and marks (parameters)
-    def twin(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        finally:
-            assert first == second
-
-    if name is None:
-        return twin
-    return _only(type("Test_" + {nonce!r}, (holder,), {{name: twin}}), name)
 
 
 def _report():
@@ -601,10 +502,6 @@ def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]
     statuses = parse_statuses(output)
     canaries = {name: statuses.pop(name, None) for name in armed.canaries}
     perturbed = {name: statuses.pop(name, None) for name in armed.perturbed}
-    twins = {name: (statuses.pop(passing, None), statuses.pop(failing, None))
-             for name, (passing, failing) in armed.twins.items()}
-    for name in [n for n in statuses if f"::test_{armed.nonce}_" in n or f"::Test_{armed.nonce}_" in n]:
-        del statuses[name]  # a twin's parameters no node names
     if _GUARD_MARK in output:
         return statuses, ("the library returned an object that compares equal to anything (a value equal to a "
                           "private sentinel) where the original library's does not; such comparisons prove nothing, "
@@ -615,12 +512,6 @@ def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]
         return statuses, (f"the test runner was disarmed from inside the library: {len(wrong)} of {len(canaries)} "
                           f"checks that must fail were {said}; the run's results cannot be trusted, so the "
                           f"submission fails")
-    apart = sorted(name for name, reported in twins.items()
-                   if statuses.get(name) == "PASSED" and reported != ("PASSED", "FAILED"))
-    if apart:
-        return statuses, (f"the test runner was disarmed from inside the library: {len(apart)} of {len(twins)} tests "
-                          f"of the issue passed where their copies under other names did not pass, or a copy made "
-                          f"to fail did not fail; the run's results cannot be trusted, so the submission fails")
     differ = sorted(name for name, status in perturbed.items() if status != "PASSED")
     if differ:
         return statuses, (f"the fix does not hold beyond the tests' own inputs: {len(differ)} of {len(perturbed)} "
