@@ -163,6 +163,7 @@ class CodingEnv(TextEnv):
         "unchecked-pyc": "budgetgym.eval.exploits.coding:UncheckedPyc",
         "always-equal": "budgetgym.eval.exploits.coding:AlwaysEqual",
         "special-case-literals": "budgetgym.eval.exploits.coding:SpecialCaseLiterals",
+        "copy-shipped-library": "budgetgym.eval.exploits.coding:CopyShippedLibrary",
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")
