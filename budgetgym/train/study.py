@@ -129,27 +129,31 @@ class StudyConfig:
                    max_oracle_turns=None, threads=None)
 
 
+def trained_policies(config: StudyConfig) -> list[tuple[str, str, str]]:
+    """The study's trained policies as (name, regime, reward): per reward the full-budget and
+    BudgetMix ones, named ``full`` and ``mix`` for the first reward, ``<regime>-<reward>`` after."""
+    return [(f"{regime}{'' if index == 0 else '-' + reward}", regime, reward)
+            for index, reward in enumerate(config.rewards) for regime in ("full", "mix")]
+
+
 def policy_names(config: StudyConfig) -> tuple[str, ...]:
-    """The study's policies: the base, then per reward the full-budget and BudgetMix ones."""
-    return ("base",) + tuple(f"{regime}{'' if index == 0 else '-' + reward}" for index, reward in
-                             enumerate(config.rewards) for regime in ("full", "mix"))
+    """The study's policies: the base, then the trained ones (:func:`trained_policies`)."""
+    return ("base",) + tuple(name for name, _, _ in trained_policies(config))
 
 
 def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) -> dict[str, Any]:
     """The base and the trained policies (loaded where a finished run is in ``out``)."""
     if config.policy == "linear":
         policies: dict[str, Any] = {"base": LinearSoftmaxPolicy.base(name="base")}
-        for index, reward in enumerate(config.rewards):
-            for regime in ("full", "mix"):
-                name = f"{regime}{'' if index == 0 else '-' + reward}"
-                train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
-                                           tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
-                                           learning_rate=config.learning_rate, seed=config.seed, reward=reward)
-                log(f"training {name} ({reward} reward): {config.iterations} iterations x "
-                    f"{config.tasks_per_iteration} tasks x {config.group_size} attempts")
-                policies[name] = train(train_config, out / f"train-{name}", name=name,
-                                       progress=lambda row: log(f"  iteration {row['iteration']}: success "
-                                                                f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
+        for name, regime, reward in trained_policies(config):
+            train_config = TrainConfig(config.env_id, regime, iterations=config.iterations,
+                                       tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
+                                       learning_rate=config.learning_rate, seed=config.seed, reward=reward)
+            log(f"training {name} ({reward} reward): {config.iterations} iterations x "
+                f"{config.tasks_per_iteration} tasks x {config.group_size} attempts")
+            policies[name] = train(train_config, out / f"train-{name}", name=name,
+                                   progress=lambda row: log(f"  iteration {row['iteration']}: success "
+                                                            f"{row['success_rate']:.2f}, turns {row['mean_turns']:.1f}"))
         return policies
     if config.policy != "lm":
         raise ValueError(f"policy must be 'lm' or 'linear', got {config.policy!r}")
@@ -184,20 +188,18 @@ def _train_policies(out: Path, config: StudyConfig, log: Callable[[str], None]) 
         (base_dir / "done.json").write_text(json.dumps({"parameters": sum(p.numel() for p in model.parameters())}))
     agent = lambda name, model, tokenizer: lm.LMAgent(model, tokenizer, name=name, max_new_tokens=config.max_new_tokens)
     policies = {"base": agent("base", *lm.load(base_dir, device=config.device))}
-    for index, reward in enumerate(config.rewards):
-        for regime in ("full", "mix"):
-            name = f"{regime}{'' if index == 0 else '-' + reward}"
-            log(f"GRPO {name} ({reward} reward): {config.iterations} iterations x {config.tasks_per_iteration} "
-                f"tasks x {config.group_size} attempts")
-            model, tokenizer = lm.load(base_dir, device=config.device)
-            train_config = LMTrainConfig(config.env_id, regime, reward, iterations=config.iterations,
-                                         tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
-                                         learning_rate=config.learning_rate, max_new_tokens=config.max_new_tokens,
-                                         seed=config.seed, max_oracle_turns=config.max_oracle_turns,
-                                         train_layers=config.train_layers)
-            policies[name] = train_lm(train_config, model, tokenizer, out / f"train-{name}", name=name,
-                                      progress=lambda row: log(f"  iteration {row['iteration']}: success "
-                                                               f"{row['success_rate']:.2f}, loss {row['loss']:+.4f}"))
+    for name, regime, reward in trained_policies(config):
+        log(f"GRPO {name} ({reward} reward): {config.iterations} iterations x {config.tasks_per_iteration} "
+            f"tasks x {config.group_size} attempts")
+        model, tokenizer = lm.load(base_dir, device=config.device)
+        train_config = LMTrainConfig(config.env_id, regime, reward, iterations=config.iterations,
+                                     tasks_per_iteration=config.tasks_per_iteration, group_size=config.group_size,
+                                     learning_rate=config.learning_rate, max_new_tokens=config.max_new_tokens,
+                                     seed=config.seed, max_oracle_turns=config.max_oracle_turns,
+                                     train_layers=config.train_layers)
+        policies[name] = train_lm(train_config, model, tokenizer, out / f"train-{name}", name=name,
+                                  progress=lambda row: log(f"  iteration {row['iteration']}: success "
+                                                           f"{row['success_rate']:.2f}, loss {row['loss']:+.4f}"))
     return policies
 
 
@@ -647,4 +649,4 @@ def _jsonable(config: StudyConfig) -> dict[str, Any]:
     return {key: list(value) if isinstance(value, tuple) else value for key, value in vars(config).items()}
 
 
-__all__ = ["StudyConfig", "compare_rewards", "interval_verdict", "judge_claims", "policy_names", "paired_states", "quality_summary", "render_report", "run_study", "summarize_study"]
+__all__ = ["StudyConfig", "compare_rewards", "interval_verdict", "judge_claims", "policy_names", "paired_states", "quality_summary", "render_report", "run_study", "summarize_study", "trained_policies"]
