@@ -46,6 +46,23 @@ def test_catalogue_size_and_shape():
         assert all(len(group) >= 2 for group in product.options.values())
 
 
+def test_a_goal_is_met_exactly_where_it_scores_one(env):
+    """``Goal.meets`` (the potential's fast verdict) is ``score``'s verdict of 1.0: every product of a
+    goal's type, with the asked options selected, with each one changed, and with none."""
+    checked = 0
+    for task in singles(env):
+        goal = Goal.from_record(task["goal"])
+        for product in env.catalogue.by_type[goal.type]:
+            selections = [dict(goal.options), {}]
+            for group in goal.options:
+                for value in product.options.get(group, ()):
+                    selections.append({**goal.options, group: value})
+            for selected in selections:
+                assert goal.meets(product, selected) == (goal.score(product, selected) == 1.0), (task.id, product.id)
+                checked += 1
+    assert checked > 10_000
+
+
 def test_instructions_and_the_fixed_test_split(env):
     splits = Counter(t.split for t in singles(env))
     assert sum(splits.values()) >= 500 and splits["test"] >= 100
