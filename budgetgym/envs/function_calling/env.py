@@ -589,27 +589,32 @@ class FunctionCallingEnv(TextEnv):
         if not facts:
             return False
         parts, numbers = self._seen_record(), self._seen_numbers()
-        unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers) or not self._learned(fact)]
+        unseen = [fact for fact in facts if not _seen_fact(fact, parts, numbers)]
+        unseen += self._unlearned([fact for fact in facts if fact not in unseen])
         if not unseen:
             return False
         held = encode_result(self._backend.state)
         return any(has_fact(held, fact) for fact in unseen)
 
-    def _learned(self, fact: str | list[str]) -> bool:
-        """Whether an observation showed ``fact`` other than as the agent's own words sent back: the
-        opening, or the result of a turn whose calls did not carry the fact themselves. A refusal
-        shows the agent's input and the rules, never the service's data: a fact the agent put in a
-        call the env refused ("unknown tool '<fact>'"), or in an argument a tool's error repeats,
-        was not learned there, or an answer remembered from an earlier episode would pass after one
-        such turn, and a fact that a chain of lookups finds would cost one turn."""
-        if has_fact(self.first_observation, fact):
-            return True
+    def _unlearned(self, facts: list[str | list[str]]) -> list[str | list[str]]:
+        """The ``facts`` no observation showed other than as the agent's own words sent back: a fact
+        is learned from the opening, or from the result of a turn whose calls did not carry it
+        themselves. A refusal shows the agent's input and the rules, never the service's data: a
+        fact the agent put in a call the env refused ("unknown tool '<fact>'"), or in an argument a
+        tool's error repeats, was not learned there, or an answer remembered from an earlier
+        episode would pass after one such turn, and a fact that a chain of lookups finds would cost
+        one turn. Each turn the agent wrote is read once, where it shows one of the facts."""
+        left = [fact for fact in facts if not has_fact(self.first_observation, fact)]
         for sent, observation in self.transcript:
-            if observation.startswith(_REFUSED) or not has_fact(observation, fact):
+            if not left:
+                break
+            if observation.startswith(_REFUSED):
                 continue
-            if not has_fact(self._written(sent), fact):
-                return True
-        return False
+            shown = [fact for fact in left if has_fact(observation, fact)]
+            if shown:
+                written = self._written(sent)
+                left = [fact for fact in left if fact not in shown or has_fact(written, fact)]
+        return left
 
     def _written(self, sent: str) -> str:
         """What the agent wrote in a turn, decoded: its calls' names and argument values (a value
