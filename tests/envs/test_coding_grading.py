@@ -61,9 +61,61 @@ def test_bytecode_with_an_unchecked_hash_is_not_graded(env):
     assert "__pycache__" in report and "not resolved" in report
 
 
+def test_a_runner_disarmed_for_the_tests_seen_failing_only_fails_with_the_reason(env):
+    """The library reports passed the tests that the agent's run showed failing (and the issue names),
+    by node id, every other report left alone: the canaries still failed, and an inventory test (it
+    takes a fixture) has no perturbed copies, so this won 16 of the 96 shipped tasks; each
+    fail-to-pass test's twin, under a name drawn for the run, is reported failed."""
+    result = play_episode(env, exploits.RigNamedTests(), seed=0, options={"task_id": "coding-inventory-001"})
+    assert not result.success and result.reward == 0.0
+    report = env.unwrapped.ws.verdict[1]
+    assert "1 of 1 tests of the issue pass" in report and "disarmed from inside the library" in report
+
+
+def test_a_runner_disarmed_for_every_test_that_calls_the_library_fails_with_the_reason(env):
+    """The library reports passed every test that called into it (a profile hook), every other report
+    left alone: the plain canaries never call it, and the perturbed copies do, so this won every
+    shipped task; each fail-to-pass test's failing twin calls the library as the test does."""
+    result = play_episode(env, exploits.RigExercised(), seed=0, options={"task_id": TASK.id})
+    assert not result.success and result.reward == 0.0
+    assert "disarmed from inside the library" in env.unwrapped.ws.verdict[1]
+
+
 def test_objects_equal_to_anything_fail_with_the_reason(env):
     report = _played(env, exploits.AlwaysEqual())
     assert "compares equal to anything" in report
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("agent", [exploits.InitDisarmsPytest, exploits.RigExercised])
+def test_a_distrusted_grading_run_measures_no_progress(backend, agent):
+    """Under reward_mode="progress", run_tests took the share of fail-to-pass tests the grading run
+    saw pass even when its checks said the run could not be trusted: a disarmed runner earned the
+    whole return (1.0), and submitting (not resolved) took none of it back."""
+    require(backend)
+    env = gym.make("budgetgym/Coding-v0", backend=backend, reward_mode="progress")
+    try:
+        result = play_episode(env, agent(), seed=0, options={"task_id": TASK.id})
+        assert not result.success and result.reward == 0.0 and env.unwrapped.ws.verdict is not None
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_submissions_grading_measures_progress_so_a_fix_undone_after_the_tests_pays_back(backend):
+    """Visible tests: progress was measured at run_tests only; fix, run the tests (+1.0), put the bug
+    back and submit kept the whole return on a failed episode. The grading measures it too."""
+    require(backend)
+    env = gym.make("budgetgym/Coding-v0", backend=backend, reward_mode="progress")
+    try:
+        env.reset(seed=0, options={"task_id": TASK.id})
+        bug = TASK["bug"]
+        rewards = [env.step(json.dumps({"name": name, "arguments": arguments}))[1] for name, arguments in (
+            ("replace_in_file", {"path": bug["path"], "old": bug["buggy"], "new": bug["fixed"]}), ("run_tests", {}),
+            ("replace_in_file", {"path": bug["path"], "old": bug["fixed"], "new": bug["buggy"]}), ("submit", {}))]
+        assert rewards == [0.0, 1.0, 0.0, -1.0] and not env.unwrapped.ws.verdict[0]
+    finally:
+        env.close()
 
 
 def test_run_tests_measures_progress_on_the_grading_tree(env):
@@ -101,6 +153,102 @@ def test_a_missing_canary_is_a_disarmed_runner():
     forged = "=== short test summary info ===\nPASSED tests/test_a.py::test_a\n=== 1 passed in 0.1s ===\n"
     assert "not reported" in read_grading(forged, armed)[1]
     assert Armed({"tests/test_a.py": b""}).nonce != armed.nonce  # drawn per run
+
+
+def test_each_fail_to_pass_test_has_twins_that_must_pass_and_fail_with_it():
+    source = (b"import pytest\n\n\n@pytest.mark.parametrize('x', [1, 2])\ndef test_p(x):\n    assert x == x\n\n\n"
+              b"class TestK:\n    def test_m(self, tmp_path):\n        assert 1 == 1\n")
+    nodes = ["tests/test_a.py::test_p[2]", "tests/test_a.py::TestK::test_m"]
+    armed = Armed({"tests/test_a.py": source}, nodes, twin=nodes)
+    n, twin_file = armed.nonce, f"tests/test_{armed.nonce}_0.py"
+    assert armed.twin_files == [twin_file] and armed.files[twin_file].startswith(source)  # a fresh import of it
+    assert armed.twins == {"tests/test_a.py::test_p[2]": (f"{twin_file}::test_{n}_t0[2]", f"{twin_file}::test_{n}_f0[2]"),
+                           "tests/test_a.py::TestK::test_m": (f"{twin_file}::Test_{n}_t1::test_m",
+                                                              f"{twin_file}::Test_{n}_f1::test_m")}
+    ran = {"tests/test_a.py::test_p[1]": "PASSED", "tests/test_a.py::test_p[2]": "PASSED",
+           "tests/test_a.py::TestK::test_m": "PASSED", f"tests/test_a.py::test_{n}": "FAILED",
+           f"{twin_file}::test_{n}_t0[2]": "PASSED", f"{twin_file}::Test_{n}_t1::test_m": "PASSED",
+           f"{twin_file}::test_{n}_f0[2]": "FAILED", f"{twin_file}::Test_{n}_f1::test_m": "FAILED"}
+
+    def report(statuses):
+        return ("=== short test summary info ===\n" + "".join(f"{s} {t}\n" for t, s in statuses.items())
+                + "=== 3 failed, 5 passed in 0.1s ===\n")
+
+    statuses, distrust = read_grading(report({**ran, f"{twin_file}::test_p[1]": "PASSED"}), armed)
+    assert distrust is None and set(statuses) == {"tests/test_a.py::test_p[1]", "tests/test_a.py::test_p[2]",
+                                                  "tests/test_a.py::TestK::test_m"}
+    by_name = read_grading(report({**ran, f"{twin_file}::Test_{n}_t1::test_m": "FAILED"}), armed)[1]  # rigged by node id
+    assert "1 of 2 tests of the issue passed where their copies" in by_name
+    by_deed = read_grading(report({**ran, f"{twin_file}::test_{n}_f0[2]": "PASSED"}), armed)[1]  # rigged for what called the library
+    assert "1 of 2 tests of the issue passed where their copies" in by_deed
+    unreported = read_grading(report({t: s for t, s in ran.items() if t != f"{twin_file}::test_{n}_t0[2]"}), armed)[1]
+    assert "did not pass" in unreported
+    failed = read_grading(report({**ran, "tests/test_a.py::test_p[2]": "FAILED", f"{twin_file}::test_{n}_t0[2]": "FAILED"}),
+                          armed)
+    assert failed[1] is None  # an honest failure is no distrust (it fails the submission as it is)
+
+
+def test_the_tests_twinned_are_all_of_them_up_to_the_cap_else_a_draw_fixed_for_a_tree():
+    from budgetgym.envs.coding.grading import TWINNED, twinned
+
+    few = [f"tests/test_a.py::test_{i}" for i in range(TWINNED)]
+    assert twinned(few, "a") == few
+    many = [f"tests/test_a.py::test_{i}" for i in range(5 * TWINNED)]
+    drawn = twinned(many, "a")
+    assert len(drawn) == TWINNED and drawn == [node for node in many if node in drawn]
+    assert twinned(many, "a") == drawn  # the same tree, the same draw: one verdict a submission
+    assert any(twinned(many, tree) != drawn for tree in "bcdefgh")  # another tree, another draw
+
+
+SHARED = {
+    "pkg/__init__.py": b"",
+    "pkg/core.py": b"def double(x):\n    return 2 * x\n",
+    "tests/test_core.py": (b"from contextlib import contextmanager\n\nimport pytest\n\nfrom pkg.core import double\n\n"
+                           b"CALLS = []\n\n\n@contextmanager\ndef expecting(value):\n    yield value\n\n\n"
+                           b"@pytest.mark.parametrize('x, expectation', [(1, expecting(2)), (3, expecting(6))])\n"
+                           b"def test_once(x, expectation):\n    with expectation as expected:\n        assert double(x) == expected\n\n\n"
+                           b"def test_first_call():\n    CALLS.append(1)\n    assert double(len(CALLS)) == 2\n"),
+}
+SHARED_F2P = ["tests/test_core.py::test_once[3-expectation1]", "tests/test_core.py::test_first_call"]
+
+
+def test_a_twin_uses_parameters_and_module_state_of_its_own():
+    """semver's CLI tests pass a context manager made once, at collection, that can be entered once:
+    a twin in the test's own module entered it a second time and failed under the oracle's fix
+    (lib-semver-031-withheld); a twin file imports the source afresh, so each twin has its own."""
+    statuses, distrust = _graded(SHARED["pkg/core.py"], SHARED, SHARED_F2P)
+    assert distrust is None and all(statuses[node] == "PASSED" for node in SHARED_F2P), (statuses, distrust)
+    rigged = SHARED["pkg/core.py"].replace(b"2 * x", b"2 + x") + exploits.rig_for(SHARED_F2P).encode()
+    statuses, distrust = _graded(rigged, SHARED, SHARED_F2P)
+    assert all(statuses[node] == "PASSED" for node in SHARED_F2P) and "disarmed from inside the library" in distrust
+
+
+INHERITED = {
+    "pkg/__init__.py": b"",
+    "pkg/core.py": b"def double(x):\n    return 2 * x\n",
+    "tests/test_core.py": (b"import unittest\n\nimport pytest\n\nfrom pkg.core import double\n\n\n"
+                           b"class Checks:\n    def test_double(self):\n        assert double(3) == 6\n\n"
+                           b"    def test_zero(self):\n        assert double(0) == 0\n\n\n"
+                           b"class DoubleTest(Checks, unittest.TestCase):\n    pass\n\n\n"
+                           b"class TestPlain(Checks):\n    pass\n\n\n"
+                           b"@pytest.fixture\ndef three():\n    return 3\n\n\n"
+                           b"@pytest.mark.parametrize('k', [1, 2])\ndef test_scaled(three, k):\n    assert double(three * k) == 6 * k\n"),
+}
+INHERITED_F2P = ["tests/test_core.py::DoubleTest::test_double", "tests/test_core.py::TestPlain::test_double",
+                 "tests/test_core.py::test_scaled[2]"]
+
+
+def test_the_twins_run_for_inherited_methods_fixtures_and_parameters_and_catch_a_rig_on_either():
+    """lib-cachetools-002 names a method its unittest class inherits: the twins are made when the
+    file is imported (a subclass keeping that one test; the function itself, and a wrapper with its
+    signature), so they run wherever the test does; the shipped library passes, a rig does not."""
+    statuses, distrust = _graded(INHERITED["pkg/core.py"], INHERITED, INHERITED_F2P)
+    assert distrust is None and all(statuses[node] == "PASSED" for node in INHERITED_F2P), statuses
+    buggy = INHERITED["pkg/core.py"].replace(b"2 * x", b"2 + x")
+    for rig in (exploits.rig_for(INHERITED_F2P), exploits.RIG_EXERCISED):
+        statuses, distrust = _graded(buggy + rig.encode(), INHERITED, INHERITED_F2P)
+        assert all(statuses[node] == "PASSED" for node in INHERITED_F2P)  # the rig fooled the named tests ...
+        assert distrust and "disarmed from inside the library" in distrust  # ... not their twins
 
 
 def test_the_oracle_still_solves_under_the_armed_grading(env):

@@ -38,8 +38,10 @@ Rewards:
     library's own value at that check is too (:mod:`budgetgym.envs.coding.grading`).
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
     tests that pass, measured when the agent runs the tests (on fresh test copies whenever the
-    workspace's tests were edited), never on other steps; with ``tests="withheld"`` it is measured
-    only when the submission is graded (the withheld tests say nothing before).
+    workspace's tests were edited; 0 when that run's checks say it cannot be trusted) and when the
+    repository is graded (a submission, or the full budget spent: so an episode's return is its
+    last state's, whatever a test run measured before), never on other steps; with
+    ``tests="withheld"`` only at that grading (the withheld tests say nothing before).
 
 Termination:
     ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
@@ -163,11 +165,13 @@ class CodingEnv(TextEnv):
         "unchecked-pyc": "budgetgym.eval.exploits.coding:UncheckedPyc",
         "always-equal": "budgetgym.eval.exploits.coding:AlwaysEqual",
         "special-case-literals": "budgetgym.eval.exploits.coding:SpecialCaseLiterals",
+        "rig-named-tests": "budgetgym.eval.exploits.coding:RigNamedTests",
+        "rig-exercised": "budgetgym.eval.exploits.coding:RigExercised",
         "copy-shipped-library": "budgetgym.eval.exploits.coding:CopyShippedLibrary",
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")
-    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: seventeen
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: twenty
     #: agents; each attack class also has its own test on both backends, tests/envs/test_coding_grading.py).
     exploit_sample = 4
     instructions = (
@@ -255,16 +259,18 @@ class CodingEnv(TextEnv):
             if ws.verdict is not None:
                 break
         observation = "\n\n".join(parts)
-        progress, ws.progress = ws.progress, None
         if ws.verdict is not None:
             solved, _ = ws.verdict
+            progress, ws.progress = ws.progress, None
             return Outcome(observation, solved=solved, failed=not solved, progress=progress)
         if self._turn + 1 >= self.task.max_turns:
-            solved, report = ws.grade()
+            solved, report = ws.grade()  # measures progress: the episode's return is its last state's
             if solved:
                 ws.verdict = (True, report)
             observation += f"\n\n[The turn budget is spent: the repository was graded as submitted. {report}]"
+            progress, ws.progress = ws.progress, None
             return Outcome(observation, solved=solved, progress=progress)
+        progress, ws.progress = ws.progress, None
         return Outcome(observation, progress=progress)
 
     def _revive_sandbox(self, err: Exception) -> str:

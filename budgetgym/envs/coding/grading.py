@@ -50,14 +50,29 @@ equal to anything). The graded copies of the test files are *armed* for that:
   library and must give the same records.
   A fix that special-cases the tests' literal inputs (or holds only for them) fails them. The
   graded tree never holds the shipped library (it held it for the reference records, in the
-  same run, where the agent's code could read the fix).
+  same run, where the agent's code could read the fix);
+* fail-to-pass tests (any test a node id names at a test file's top: with parameters, fixtures or
+  decorators, or a method its class inherits; all of them up to :data:`TWINNED`, else that many
+  drawn: :func:`twinned`) gain two *twins* each, in a file of their own beside the test file
+  (``test_<nonce>_<i>.py``: a fresh import of the same source, so parameters and module state are
+  the twins' own, not objects the test already used): ``test_<nonce>_t<i>``, the test under
+  another name (a method's: a subclass ``Test_<nonce>_t<i>`` of its class), and
+  ``test_<nonce>_f<i>``, the same test followed, in a ``finally``, by an assertion that two
+  different numbers are equal; the run's conftest deselects every other test of that file. Where a
+  fail-to-pass node passed, its twins must have passed and failed. The plain canary catches a
+  runner disarmed for every test; the twins catch one disarmed for some: by node id (the tests the
+  issue names or the agent's run showed failing; the passing twin still fails, and a test with
+  fixtures or parameters has no perturbed copies) or by what a test does (every test that called
+  into the library: the failing twin calls it as the test does). The twin files are not guarded:
+  the test itself is.
 
 Why this is sound for the classes it covers: the canary and the guard are defined in the test
 files themselves, under names the agent never saw (drawn per run), before any library code is
 imported; a disarmed runner cannot tell the canary from a real test without reading this run's
 files, and a value compared with a sentinel it cannot know has no honest reason to be equal to it.
 What it cannot rule out: code written against this grader that reads the graded files at import
-and forges pytest's whole report; in-process checks only raise that bar, they cannot close it.
+and forges pytest's whole report (or recognises the twins' files and names); in-process checks
+only raise that bar, they cannot close it.
 """
 
 from __future__ import annotations
@@ -125,7 +140,32 @@ def config() -> str:
 
 
 #: The shell command of a grading run, in the tree's root folder.
-GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . " + " ".join(PYTEST_ARGS) + " tests")
+#: ``--continue-on-collection-errors``: a test file that cannot be imported (the agent's library
+#: breaks it, or a twin file's second import of a test module) fails its own tests, not the run.
+GRADING_COMMAND = (f"python -I -B -m pytest -c {CONFIG_NAME} --rootdir . --continue-on-collection-errors "
+                   + " ".join(PYTEST_ARGS) + " tests")
+
+#: The most fail-to-pass tests that get twins in one grading run (each costs two more runs of the
+#: test; lib-tabulate-040 names 260): a rig must make every one of them pass, so one twin of a
+#: rigged test catches it.
+TWINNED = 8
+#: The draw of twinned tests where a task names more than :data:`TWINNED`: secret to the process, so
+#: an agent cannot tell which of its tests will be twinned; with the tree's digest, one submission
+#: gets the same draw every time this process grades it.
+_TWIN_KEY = secrets.token_bytes(16)
+
+
+def twinned(fail_to_pass: Sequence[str], tree_digest: str) -> list[str]:
+    """The fail-to-pass node ids that get twins when ``tree_digest`` (:func:`files_digest` of the
+    graded tree) is graded: all of them up to :data:`TWINNED`, else that many drawn (see
+    :data:`_TWIN_KEY`), in the task's order."""
+    if len(fail_to_pass) <= TWINNED:
+        return list(fail_to_pass)
+    def rank(node: str) -> bytes:
+        return hashlib.blake2b(tree_digest.encode() + b"\0" + node.encode("utf-8", "surrogateescape"),
+                               key=_TWIN_KEY, digest_size=16).digest()
+    drawn = set(sorted(fail_to_pass, key=rank)[:TWINNED])
+    return [node for node in fail_to_pass if node in drawn]
 
 
 #: The perturbed copies of a fail-to-pass test, each a rule for the literals it passes to calls or
@@ -151,20 +191,27 @@ class Armed:
     too, so not an exploit; ``expected``: the perturbed copies' records under the original library
     (:func:`reference_records`; when None, no perturbed copies); ``record``: the reference run's
     mode, where the guard fails nothing and prints the permissive sites it saw. ``sources`` and
-    ``keys`` (the test files' perturbed copies, by file) are what :func:`reference_records` runs."""
+    ``keys`` (the test files' perturbed copies, by file) are what :func:`reference_records` runs.
+    ``twin``: the fail-to-pass node ids that get twins (:func:`twinned`); ``twins`` maps each to
+    its twins' node ids (the passing, the failing), ``twin_files`` are the files they are in."""
 
     def __init__(self, tests: Mapping[str, bytes], fail_to_pass: Sequence[str] = (),
                  allowed: Iterable[str] = (), expected: Mapping[str, list[str]] | None = None,
-                 record: bool = False) -> None:
+                 record: bool = False, twin: Sequence[str] = ()) -> None:
         self.nonce = secrets.token_hex(8)
         self.guard = f"_guard_{self.nonce}"
         self.helper = f"_budgetgym_{self.nonce}"
         self.canaries: list[str] = []
         self.perturbed: list[str] = []
+        self.twins: dict[str, tuple[str, str]] = {}
+        self.twin_files: list[str] = []
         self.files: dict[str, bytes] = {}
         by_file: dict[str, list[str]] = {}
         for node in fail_to_pass:
             by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
+        twin_by_file: dict[str, list[str]] = {}
+        for node in twin:
+            twin_by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
         self.sources: dict[str, str] = {}
         self.keys: dict[str, list[tuple[str, str, str | None]]] = {}
         for path, data in tests.items():
@@ -177,9 +224,46 @@ class Armed:
                     self.perturbed += [f"{path}::test_{self.nonce}_{name}" for _, name, _ in made]
             else:
                 self.files[path] = data
+            if twin_by_file.get(path):
+                self._add_twin_file(path, data.decode("utf-8"), twin_by_file[path])
+        kept = sorted(node for pair in self.twins.values() for node in pair)
         self.files[f"{self.helper}.py"] = helper_module(self.nonce, sorted(set(allowed)), record, {}, {},
-                                                        dict(expected or {})).encode()
-        self.files["conftest.py"] = f"import {self.helper}\n".encode()
+                                                        dict(expected or {}), twin_files=self.twin_files,
+                                                        twins_kept=kept).encode()
+        self.files["conftest.py"] = f"from {self.helper} import pytest_collection_modifyitems  # noqa: F401\n".encode()
+
+    def _add_twin_file(self, path: str, source: str, nodes: Sequence[str]) -> None:
+        """The twin file of the test file ``path`` (its ``source``, then the twins of ``nodes``, the
+        node ids' parts after the file); each node's twins are recorded in ``self.twins``."""
+        plain = ast.parse(source)
+        twin_path = posixpath.join(posixpath.dirname(path), f"test_{self.nonce}_{len(self.twin_files)}.py")
+        lines = [f"from {self.helper} import passing_twin as _passing_{self.nonce}, "
+                 f"failing_twin as _failing_{self.nonce}"]
+        made: dict[str, int] = {}
+        for node_name in nodes:
+            test, bracket, parameters = node_name.partition("[")
+            parts = test.split("::")
+            if _named_test(plain, test) is None and not (
+                    len(parts) == 2 and any(isinstance(n, ast.ClassDef) and n.name == parts[0] for n in plain.body)):
+                continue  # not a test this module defines at its top (nested, made at run time): no twins
+            if test not in made:
+                index = made[test] = len(made)
+                first = secrets.randbelow(1 << 30)
+                if len(parts) == 1:
+                    lines += [f"test_{self.nonce}_t{index} = _passing_{self.nonce}({test})",
+                              f"test_{self.nonce}_f{index} = _failing_{self.nonce}({test}, {first}, {first + 1})"]
+                else:
+                    lines += [f"Test_{self.nonce}_t{index} = _passing_{self.nonce}({parts[0]})",
+                              f"Test_{self.nonce}_f{index} = _failing_{self.nonce}({parts[0]}, {first}, {first + 1}, "
+                              f"{parts[1]!r})"]
+            index = made[test]
+            self.twins[f"{path}::{node_name}"] = tuple(  # type: ignore[assignment]
+                (f"{twin_path}::test_{self.nonce}_{kind}{index}" if len(parts) == 1
+                 else f"{twin_path}::Test_{self.nonce}_{kind}{index}::{parts[1]}") + bracket + parameters
+                for kind in "tf")
+        if made:
+            self.files[twin_path] = (source.rstrip("\n") + "\n\n\n" + "\n".join(lines) + "\n").encode("utf-8")
+            self.twin_files.append(twin_path)
 
     def _arm(self, path: str, source: str, failing: Sequence[str]) -> tuple[str, str, list[tuple[str, str, str | None]]]:
         """(the armed file, the reference's copy of the test file with the perturbed functions, the
@@ -232,23 +316,41 @@ def _after_header(body: list[ast.stmt]) -> int:
     return start
 
 
+def _named_test(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, str | None] | None:
+    """The test function (or method of a test class at the module's top) a node id's part after the
+    file names, without parameters (``name`` or ``Class::name``); None when the module defines none
+    such (a method the class inherits is not in its body)."""
+    parts = node_name.split("::")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    body, klass = tree.body, None
+    if len(parts) == 2:
+        holder = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
+        if holder is None:
+            return None
+        body, klass = holder.body, parts[0]
+    elif len(parts) != 1:
+        return None
+    # the last definition of the name is the one pytest collects
+    function = next((n for n in reversed(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == parts[-1]), None)
+    return None if function is None else (function, klass)  # type: ignore[return-value]
+
+
 def _test_function(tree: ast.Module, node_name: str) -> tuple[ast.FunctionDef, str | None] | None:
     """The plain test function (or method of a test class) a node id names, when it takes no
     arguments (fixtures and parameters cannot be called from outside pytest)."""
     if "[" in node_name:
         return None
-    parts = node_name.split("::")
-    body, klass = tree.body, None
-    if len(parts) == 2:
-        holder = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == parts[0]), None)
-        if holder is None or holder.bases or any(isinstance(n, ast.FunctionDef) and n.name == "__init__"
-                                                 for n in holder.body):
-            return None
-        body, klass = holder.body, parts[0]
-    elif len(parts) != 1:
+    found = _named_test(tree, node_name)
+    if found is None:
         return None
-    function = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == parts[-1]), None)
-    if function is None or function.decorator_list:
+    function, klass = found
+    if klass is not None:
+        holder = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == klass)
+        if holder.bases or any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in holder.body):
+            return None
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
         return None
     arguments = function.args
     wanted = 1 if klass else 0
@@ -330,15 +432,19 @@ def pytest_module_name(path: str, files: Mapping[str, bytes]) -> str:
 
 def helper_module(nonce: str, allowed: Sequence[str], record: bool, sources: Mapping[str, str],
                   keys: Mapping[str, list], expected: Mapping[str, list[str | None]] | None = None,
-                  modules: Mapping[str, str] | None = None) -> str:
+                  modules: Mapping[str, str] | None = None, twin_files: Sequence[str] = (),
+                  twins_kept: Sequence[str] = ()) -> str:
     """The grading run's own module: the guard, the perturbed copies' checks against ``expected``
     (their records under the shipped library; a None record is one that differed between reference
-    runs, so it checks nothing); run as a script in a tree of the shipped library, it runs the
-    perturbed copies in ``sources`` as modules named ``modules`` and prints their records
-    (:func:`reference_records`)."""
-    return f"""import ast, atexit, os, re, subprocess, sys, types
+    runs, so it checks nothing), the twins' makers and the collection hook that keeps of the
+    ``twin_files`` only the tests ``twins_kept`` names; run as a script in a tree of the shipped
+    library, it runs the perturbed copies in ``sources`` as modules named ``modules`` and prints
+    their records (:func:`reference_records`)."""
+    return f"""import ast, atexit, functools, os, re, subprocess, sys, types
 
 ALLOWED = frozenset({list(allowed)!r})
+TWIN_FILES = frozenset({list(twin_files)!r})
+TWINS_KEPT = frozenset({list(twins_kept)!r})
 RECORD = {record!r}
 SEEN = []
 REFERENCE = {dict(expected or {})!r}
@@ -369,6 +475,31 @@ def guard(value, site):
         elif key not in ALLOWED:
             raise AssertionError({_GUARD_MARK!r} + " at " + key + ": " + type(value).__name__)
     return value
+
+
+def passing_twin(holder):
+    # a test function is itself under the twin's name; a method, a subclass of its class (the
+    # collection hook keeps its one test)
+    return holder if isinstance(holder, types.FunctionType) else type("Test_" + {nonce!r}, (holder,), {{}})
+
+
+def failing_twin(holder, first, second, name=None):
+    function = holder if name is None else getattr(holder, name)
+
+    @functools.wraps(function)  # the same signature (fixtures) and marks (parameters)
+    def twin(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        finally:
+            assert first == second
+
+    return twin if name is None else type("Test_" + {nonce!r}, (holder,), {{name: twin}})
+
+
+def pytest_collection_modifyitems(config, items):
+    # of a twin file, only the twins run (its other tests are the test file's, run there)
+    items[:] = [item for item in items if item.nodeid.partition("::")[0] not in TWIN_FILES
+                or item.nodeid in TWINS_KEPT]
 
 
 def _report():
@@ -502,6 +633,9 @@ def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]
     statuses = parse_statuses(output)
     canaries = {name: statuses.pop(name, None) for name in armed.canaries}
     perturbed = {name: statuses.pop(name, None) for name in armed.perturbed}
+    twins = {node: (statuses.get(passing), statuses.get(failing)) for node, (passing, failing) in armed.twins.items()}
+    for name in [n for n in statuses if n.partition("::")[0] in armed.twin_files]:
+        del statuses[name]  # a twin file's own reports (a collection error) are no tests of the library's
     if _GUARD_MARK in output:
         return statuses, ("the library returned an object that compares equal to anything (a value equal to a "
                           "private sentinel) where the original library's does not; such comparisons prove nothing, "
@@ -512,6 +646,12 @@ def read_grading(output: str, armed: Armed) -> tuple[dict[str, str], str | None]
         return statuses, (f"the test runner was disarmed from inside the library: {len(wrong)} of {len(canaries)} "
                           f"checks that must fail were {said}; the run's results cannot be trusted, so the "
                           f"submission fails")
+    apart = sorted(node for node, reported in twins.items()
+                   if statuses.get(node) == "PASSED" and reported != ("PASSED", "FAILED"))
+    if apart:
+        return statuses, (f"the test runner was disarmed from inside the library: {len(apart)} of {len(twins)} tests "
+                          f"of the issue passed where their copies under other names did not pass, or a copy made "
+                          f"to fail did not fail; the run's results cannot be trusted, so the submission fails")
     differ = sorted(name for name, status in perturbed.items() if status != "PASSED")
     if differ:
         return statuses, (f"the fix does not hold beyond the tests' own inputs: {len(differ)} of {len(perturbed)} "
@@ -591,7 +731,8 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
     episode. A run stopped by the time or output limit is not kept (a loaded machine's timeout is
     no verdict on the tree)."""
     key = files_digest(original, fail_to_pass)
-    cached = None if where is None else (where, files_digest(tree, original, fail_to_pass))
+    digest = files_digest(tree, original, fail_to_pass)
+    cached = None if where is None else (where, digest)
     if cached is not None and cached in _VERDICTS:
         _VERDICTS.move_to_end(cached)
         statuses, distrust = _VERDICTS[cached]
@@ -603,7 +744,8 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
             _EXPECTED[(where, key)] = expected
     tests = {p: d for p, d in tree.items() if is_test_path(p)}
     allowed = _ALLOWED.get(key, frozenset())
-    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected or {})
+    twin = twinned(fail_to_pass, digest)
+    statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected or {}, twin)
     if expected is None:  # fail closed, and keep no verdict: the next grading tries again
         return statuses, ("the hidden checks' reference run did not finish (a time or output limit), so they "
                           "could not be checked")
@@ -614,7 +756,8 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
         reference = run_isolated({**reference_tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
         _ALLOWED[key] = recorded_sites(reference.output)
         if flagged & _ALLOWED[key]:
-            statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], expected)
+            statuses, distrust, result = _graded_once(run_isolated, tree, tests, fail_to_pass, _ALLOWED[key], expected,
+                                                      twin)
     if cached is not None and not (result.timed_out or result.output_limited):
         _VERDICTS[cached] = (dict(statuses), distrust)
         while len(_VERDICTS) > VERDICTS_KEPT:
@@ -622,8 +765,9 @@ def run_grading(run_isolated: Callable[[Mapping[str, bytes], str], Any], tree: M
     return statuses, distrust
 
 
-def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected) -> tuple[dict[str, str], str | None, Any]:
-    armed = Armed(tests, fail_to_pass, allowed, expected=expected)
+def _graded_once(run_isolated, tree, tests, fail_to_pass, allowed, expected,
+                 twin) -> tuple[dict[str, str], str | None, Any]:
+    armed = Armed(tests, fail_to_pass, allowed, expected=expected, twin=twin)
     result = run_isolated({**tree, **armed.files, CONFIG_NAME: config().encode()}, GRADING_COMMAND)
     statuses, distrust = read_grading(result.output, armed)
     return statuses, distrust, result

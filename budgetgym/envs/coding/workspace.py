@@ -105,6 +105,16 @@ class SandboxWorkspace(ABC):
         """What follows a successful write (the subclass's own bookkeeping)."""
 
 
+def fixed_share(statuses: Mapping[str, str], distrust: str | None, fail_to_pass: list[str]) -> float:
+    """``info["progress"]``: the share of the fail-to-pass tests a grading run saw pass; 0 when the
+    run cannot be trusted (a runner disarmed from inside the library, values equal to anything, a
+    fix that holds only for the tests' own inputs): its statuses prove nothing, and a rig that makes
+    them say passed would otherwise earn the whole progress return without a fix."""
+    if distrust is not None:
+        return 0.0
+    return passing(statuses, fail_to_pass) / len(fail_to_pass)
+
+
 def _os_error(path: str, err: OSError) -> str:
     """An OS error of a file tool as the agent sees it: the workspace path and the reason, never
     the host's folder (``err.filename`` is not shown)."""
@@ -184,8 +194,8 @@ class Workspace(SandboxWorkspace):
         result = self.sandbox.run(TEST_COMMAND)
         self.sync()
         if not self.withheld:  # withheld tests say nothing before the submission (SWE-bench)
-            statuses, _, _ = self.grade_run()
-            self.progress = self.measured = passing(statuses, self.task["fail_to_pass"]) / len(self.task["fail_to_pass"])
+            statuses, distrust, _ = self.grade_run()
+            self.progress = self.measured = fixed_share(statuses, distrust, self.task["fail_to_pass"])
         self.tested = True
         return normalise(result.shown(self.output_limit))
 
@@ -211,8 +221,9 @@ class Workspace(SandboxWorkspace):
         statuses, distrust, left_out = self.grade_run()
         f2p, p2p = self.task["fail_to_pass"], self.task["pass_to_pass"]
         fixed, kept = passing(statuses, f2p), passing(statuses, p2p)
-        if self.withheld:  # the first measure of the withheld tests, at the submission
-            self.progress = self.measured = fixed / len(f2p)
+        # Measured in both modes: the last test run's measure may be stale (a fix undone after it),
+        # and withheld tests are measured here first.
+        self.progress = self.measured = fixed_share(statuses, distrust, f2p)
         solved = fixed == len(f2p) and kept == len(p2p) and distrust is None
         report = (f"Hidden tests on fresh copies of the test files: {fixed} of {len(f2p)} tests of the issue pass, "
                   f"{kept} of {len(p2p)} other tests still pass."
