@@ -84,3 +84,18 @@ def test_make_and_the_function_calling_env_read_oracle_turns():
     assert info["budget"]["cap"] == env.unwrapped.task["oracle_turns"] < info["full_budget"]
     assert f"you have {info['budget']['cap']} turns in total" in observation
     assert gym.make(TOY_ID) is not None
+
+
+@pytest.mark.parametrize("env_id", ["budgetgym/Navigation-v0", "budgetgym/Web-v0"])
+@pytest.mark.parametrize("unit", ["calls", "tokens"])
+def test_the_oracle_solves_at_1x_in_calls_and_tokens_spending_its_cap_exactly(env_id, unit):
+    """``"1x"`` in calls or tokens is the oracle's own solution of the episode's task and seed: it
+    was measured on whatever task a second reset (with no seed or task) drew, so caps missed."""
+    env = TurnBudget(gym.make(env_id), "1x", unit=unit)
+    for task in list(env.unwrapped.all_tasks)[:40:8]:
+        _, info = env.reset(seed=7, options={"task_id": task.id})
+        terminated = truncated = False
+        while not (terminated or truncated):
+            _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        assert info["success"] and info["budget"]["used"][unit] == info["budget"]["cap"], (task.id, info["budget"])
+    env.close()

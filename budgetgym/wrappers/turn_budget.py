@@ -37,8 +37,9 @@ def solution_cost(env: gym.Env[str, str], tokenizer: Tokenizer | None = None) ->
     base = text_env(env)
     shadow = copy.deepcopy(base)
     try:
-        shadow.reset(seed=base.episode_seed, options={"task_id": base.task.id})  # type: ignore[union-attr]
-        played = rollout(shadow, "oracle")
+        # rollout resets the copy itself: a reset before it would be replaced by one with no seed or task.
+        played = rollout(shadow, "oracle", seed=base.episode_seed,
+                         options={"task_id": base.task.id})  # type: ignore[union-attr]
         return {"turns": played.turns, "calls": shadow.calls,
                 "tokens": sum(count_tokens(step.action, tokenizer) for step in played.steps)}
     finally:
