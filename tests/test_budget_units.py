@@ -3,25 +3,33 @@ after every wrapper; and one budget vocabulary accepted by every entry point."""
 
 from __future__ import annotations
 
+import base64
 import json
+import math
+import random
 import re
+import shlex
+import string
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import budgetgym
 from budgetgym.core import TaskSet
 from budgetgym.core.budgets import (REVEAL_ROOM, REVEAL_TEMPLATES, as_budget, check_budget, count_tokens, parse_budget,
-                                    read_reveal, resolve_cap)
+                                    read_reveal, regex_tokens, resolve_cap)
 from budgetgym.integrations.episode import BudgetSpec, ChatEpisode
 from budgetgym.testing import assert_solves
 from budgetgym.wrappers import BudgetMix, ErrorInjection, HorizonSchedule, TurnBudget
+from coding_support import require
 from registered import TOY_ID
 from toy_env import TOY_TASKS, CounterEnv
 
-WAIT = "say(text='thinking')"  # 8 tokens by the default tokenizer; never ends the toy task
+WAIT = "say(text='thinking')"  # 9 tokens by the default tokenizer ("thin", "king"); never ends the toy task
 STALL = json.dumps({"name": "no_such_tool", "arguments": {}})
 ROOT = Path(budgetgym.__file__).parent.parent
 
@@ -71,9 +79,9 @@ def test_a_token_budget_counts_the_agents_outputs_with_the_users_tokenizer():
     assert observation.endswith("[Token budget: you have 20 output tokens in total.]")
     for _ in range(2):
         assert env.step(WAIT)[3] is False
-    observation, _, _, truncated, info = env.step(WAIT)  # 8 more than the 4 that remain
-    assert truncated and observation.startswith("Out of tokens: this output is 8 tokens and 4 of the 20-token")
-    assert info["budget"]["used"] == {"turns": 2, "calls": 2, "tokens": 24} and env.unwrapped.turn == 2
+    observation, _, _, truncated, info = env.step(WAIT)  # 9 more than the 2 that remain
+    assert truncated and observation.startswith("Out of tokens: this output is 9 tokens and 2 of the 20-token")
+    assert info["budget"]["used"] == {"turns": 2, "calls": 2, "tokens": 27} and env.unwrapped.turn == 2
     words = TurnBudget(CounterEnv(), 3, unit="tokens", tokenizer=str.split)  # an encode-like callable
     words.reset(seed=0, options={"task_id": "toy-18"})
     assert words.step("add(n=1)")[4]["budget"]["used"]["tokens"] == 1
@@ -292,3 +300,114 @@ def test_budget_forms_are_checked_in_one_place():
     assert np.isclose(resolve_cap(0.1, 30, None), 3) and resolve_cap("3x", 12, 5) == 12
     assert resolve_cap("3x", None, 5, "calls") == 15  # calls and tokens have no full budget to stay under
     assert len(TOY_TASKS) == len(TaskSet(list(TOY_TASKS)))
+
+
+# ------------------------------------------------------------------ the default tokenizer
+
+#: The bound ``regex_tokens`` states: fewer than 2**25.1 distinct tokens, so none carries more bits.
+TOKEN_BITS = 25.1
+ASCII_WORD = frozenset(string.ascii_letters + string.digits + "_")
+#: Every character Python's ``\s`` matches in a str (the whitespace a token may hold runs of).
+WHITESPACE = "".join(re.findall(r"\s", "".join(map(chr, range(0x110000)))))
+
+
+def is_default_token(piece: str) -> bool:
+    """One token by regex_tokens' docstring, written out without its regex."""
+    if 1 <= len(piece) <= 4 and piece.isspace():
+        return True
+    body = piece[1:] if piece.startswith(" ") else piece
+    if 1 <= len(body) <= 4 and set(body) <= ASCII_WORD:
+        return True
+    return len(body) == 1 and not body.isspace() and body not in ASCII_WORD
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())) |
+       st.text(st.sampled_from(" \t\nab_9Z(é漢\x00\x1f\u3000\ud800")))
+def test_the_default_tokens_join_back_into_the_text_and_each_is_one_documented_shape(text):
+    tokens = regex_tokens(text)
+    assert "".join(tokens) == text and count_tokens(text) == len(tokens)
+    assert all(is_default_token(token) for token in tokens), tokens
+
+
+def test_the_default_tokenizer_has_fewer_than_two_to_the_documented_bits_tokens():
+    """The docstring's bound: word runs (with or without a space), other characters (likewise) and
+    whitespace runs number fewer than 2**TOKEN_BITS, so n tokens carry at most n * TOKEN_BITS bits."""
+    assert len(WHITESPACE) == 29 and all(c.isspace() for c in WHITESPACE)
+    words = 2 * sum(len(ASCII_WORD) ** n for n in range(1, 5))
+    others = 2 * (0x110000 - len(ASCII_WORD) - len(WHITESPACE))
+    runs = sum(len(WHITESPACE) ** n for n in range(1, 5))
+    assert math.log2(words + others + runs) < TOKEN_BITS
+    assert regex_tokens(" abcdefghi") == [" abcd", "efgh", "i"]
+    assert regex_tokens("\n\n\n\n\n漢 漢\x00\ud800") == ["\n\n\n\n", "\n", "漢", " 漢", "\x00", "\ud800"]
+
+
+def _digits(payload: bytes, base: int) -> list[int]:
+    """The payload as a number, in base ``base`` (least significant digit first)."""
+    value, digits = int.from_bytes(b"\x01" + payload, "big"), []  # the leading 1 keeps leading zero bytes
+    while value:
+        value, digit = divmod(value, base)
+        digits.append(digit)
+    return digits
+
+
+def _densest(payload: bytes) -> str:
+    """The encoding that comes nearest the bound: each token a 4-character word, a space before it or not."""
+    letters = sorted(ASCII_WORD)
+    tokens = []
+    for digit in _digits(payload, 2 * len(letters) ** 4):
+        spaced, word = divmod(digit, len(letters) ** 4)
+        tokens.append(" " * spaced + "".join(letters[word // len(letters) ** i % len(letters)] for i in range(4)))
+    return "".join(tokens)
+
+
+ENCODINGS = {
+    "base32 word": lambda payload: base64.b32encode(payload).decode(),
+    "base64 word": lambda payload: base64.b64encode(payload).decode(),
+    "bits as spaces and tabs": lambda payload: "".join(" \t"[int(bit)] for byte in payload for bit in f"{byte:08b}"),
+    "every whitespace character": lambda payload: "".join(WHITESPACE[d] for d in _digits(payload, len(WHITESPACE))),
+    "CJK letters, 14 bits each": lambda payload: "".join(chr(0x4E00 + d) for d in _digits(payload, 2**14)),
+    "base65536-style, 16 bits a letter": lambda payload: "".join(chr(0x20000 + d) for d in _digits(payload, 2**16)),
+    "any code point, 20 bits each": lambda payload: "".join(chr(d) for d in _digits(payload, 2**20)),
+    "lone surrogates": lambda payload: "".join(chr(0xD800 + d) for d in _digits(payload, 2**11)),
+    "NUL and control characters": lambda payload: "".join(chr(d) for d in _digits(payload, 32)),
+    "4-character words, a space or none": _densest,
+}
+
+
+@pytest.mark.parametrize("encoding", list(ENCODINGS))
+def test_no_encoding_carries_a_payload_in_fewer_tokens_than_the_bound_allows(encoding):
+    """Under the earlier tokenizer (a word of any length one token, whitespace none) a base32 or
+    base64 word carried any payload in one token, and spaces and tabs carried it in none."""
+    payload = random.Random(encoding).randbytes(3000)
+    tokens = count_tokens(ENCODINGS[encoding](payload))
+    assert tokens >= 8 * len(payload) / TOKEN_BITS, (encoding, tokens)
+    if encoding == "4-character words, a space or none":
+        assert tokens <= 8 * len(payload) / 24.8 + 1  # the bound is nearly reached: it is the right figure
+
+
+def test_a_base32_encoded_fix_pays_for_its_payload_under_a_token_budget():
+    """The red-team attack of 2026-12-06: a Coding-v0 fix sent as `echo <base32> | base32 -d | sh` was
+    46 tokens, so it solved the task inside a "0.5x" cap of 79 (the oracle's solution: 158). Its
+    tokens now grow with its payload (123): it is over "0.5x" of the oracle's (97) and is not run,
+    and under "1x" it still runs and solves (an encoding is priced, not banned)."""
+    require("local")
+    outcomes = {}
+    for budget in ("0.5x", "1x"):
+        env = TurnBudget(gym.make("budgetgym/Coding-v0"), budget, unit="tokens")
+        _, info = env.reset(seed=0, options={"task_id": "coding-datecalc-000"})
+        bug = env.unwrapped.task.data["bug"]
+        script = (f"import pathlib; p = pathlib.Path({bug['path']!r}); "
+                  f"p.write_text(p.read_text().replace({bug['buggy']!r}, {bug['fixed']!r}, 1))")
+        payload = f"python3 -c {shlex.quote(script)}".encode()
+        payload += b" " * (-len(payload) % 5)  # base32 without '=' padding
+        command = f"echo {base64.b32encode(payload).decode()} | base32 -d | sh"
+        action = json.dumps({"name": "run_command", "arguments": {"command": command}})
+        assert count_tokens(action) >= 8 * len(payload) / TOKEN_BITS
+        observation, _, terminated, truncated, info = env.step(action)
+        if not truncated:
+            observation, _, terminated, truncated, info = env.step(json.dumps({"name": "submit", "arguments": {}}))
+        outcomes[budget] = (info["success"], truncated, observation.startswith("Out of tokens"))
+        env.close()
+    assert outcomes == {"0.5x": (False, True, True), "1x": (True, False, False)}
+

@@ -18,7 +18,7 @@ from budgetgym.wrappers import BudgetMix, ErrorInjection, TurnBudget
 from registered import TOY_ID
 from toy_env import CounterEnv
 
-WAIT = "say(text='thinking')"  # a valid action that never ends the toy task
+WAIT = "say(text='thinking')"  # a valid action that never ends the toy task; 9 default tokens
 
 
 def share_cap(budget, full):
@@ -43,7 +43,7 @@ def test_int_cap_truncates_exactly(cap):
     env.reset(seed=0, options={"task_id": "toy-08"})  # full budget 7
     turn, _, terminated, truncated, info = steps_until_end(env)
     assert (turn, terminated, truncated) == (cap, False, True)
-    assert info["budget"] == {"unit": "turns", "cap": cap, "used": used(cap, cap, 8 * cap), "remaining": 0,
+    assert info["budget"] == {"unit": "turns", "cap": cap, "used": used(cap, cap, 9 * cap), "remaining": 0,
                               "reveal": "none"}
 
 

@@ -19,8 +19,10 @@ Units: ``turns`` (model outputs, one a step), ``calls`` (tool calls run; a messa
 action runs none) and ``tokens`` (the tokens of the agent's outputs, its actions, not of the whole
 context: the context depends on how a trainer renders the chat, the outputs do not). Tokens are
 counted by a tokenizer the user passes, a callable from text to its tokens (a Hugging Face
-tokenizer's ``encode`` fits) or to their count; the default, :func:`regex_tokens`, counts words,
-numbers and single punctuation marks (``\\w+|[^\\w\\s]``), roughly one token a word piece.
+tokenizer's ``encode`` fits) or to their count; the default, :func:`regex_tokens`, needs no model:
+it cuts text into pieces of at most 5 characters (ASCII word characters and whitespace four at a
+time, every other character alone), so no encoding of a payload (a base32 or base64 word, bits in
+whitespace, CJK letters) carries more than 25.1 bits a token.
 
 What an agent is told (``reveal``): ``"none"`` (the unannounced cap), ``"total"`` (the cap, once,
 with the first observation) or ``"remaining"`` (what remains, after every observation), in the
@@ -62,7 +64,9 @@ _TEMPLATE_FIELDS = ("cap", "remaining", "used")
 _LARGEST = 10**15 - 1
 
 Tokenizer = Callable[[str], Union[Sized, int]]
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+# One token: an optional leading space and up to 4 ASCII word characters or one other visible
+# character, else up to 4 whitespace characters (the contract is regex_tokens' docstring).
+_TOKEN = re.compile(r" ?(?:[A-Za-z0-9_]{1,4}|[^\sA-Za-z0-9_])|\s{1,4}")
 _MULTIPLE = re.compile(r"(\d+(?:\.\d+)?|\.\d+)x")
 _FORMS = "an int >= 1, a float in (0, 1] (a share of the full budget, turns only) or a multiple of the " \
          "shortest solution such as '1.5x'"
@@ -81,14 +85,32 @@ def full_budget(oracle_turns: int) -> int:
 
 
 def regex_tokens(text: str) -> list[str]:
-    """The default tokenizer: words, numbers and single punctuation marks (``\\w+|[^\\w\\s]``)."""
+    """The default tokenizer: ``text`` cut into pieces that join back into it, each of them
+
+    * an optional single leading space and then a run of 1 to 4 ASCII word characters
+      (``[A-Za-z0-9_]``: ``" retu"``, ``"rn"``) or one other character that is not whitespace
+      (a punctuation mark, a non-ASCII letter, a control character: ``" ("``, ``"é"``), or
+    * a run of 1 to 4 whitespace characters (any Unicode whitespace: spaces, tabs, newlines).
+
+    A token holds at most 5 characters, and there are fewer than ``2**25.1`` distinct tokens, so
+    whatever the encoding (a base32 or base64 word, bits in runs of spaces and tabs, base65536-style
+    CJK letters), a text of n tokens carries at most ``25.1 * n`` bits: a payload of b bits costs at
+    least ``b / 25.1`` tokens. (A BPE token carries at most log2 of its vocabulary: 15.6 bits for
+    SmolLM2's 49,152.) On this project's docs, source and the oracles' actions the counts are
+    1.06-1.38x those of SmolLM2's BPE tokenizer. A rule without a vocabulary cannot charge
+    random-looking text more than prose, as a BPE does: a base64-encoded payload costs somewhat
+    fewer tokens here than the same text written out (0.74-0.77x on three Coding fixes), where
+    SmolLM2's BPE charges it 2.2-2.7x. The counts are a stand-in: for a model's own, pass its
+    tokenizer (``tokenizer=`` of the budget wrappers, e.g. a Hugging Face tokenizer's ``encode``).
+    """
     return _TOKEN.findall(text)
 
 
 def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
-    """The tokens of ``text`` by ``tokenizer`` (its output's length, or the count it returns)."""
+    """The tokens of ``text`` by ``tokenizer`` (its output's length, or the count it returns); by
+    default ``len(regex_tokens(text))``."""
     if tokenizer is None:
-        return len(_TOKEN.findall(text))
+        return len(regex_tokens(text))
     tokens = tokenizer(text)
     return int(tokens) if isinstance(tokens, numbers.Integral) else len(tokens)
 
