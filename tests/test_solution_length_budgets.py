@@ -99,3 +99,21 @@ def test_the_oracle_solves_at_1x_in_calls_and_tokens_spending_its_cap_exactly(en
             _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
         assert info["success"] and info["budget"]["used"][unit] == info["budget"]["cap"], (task.id, info["budget"])
     env.close()
+
+
+def test_a_call_cap_of_1x_leaves_the_oracles_final_message_to_run():
+    """FunctionCalling's oracle ends with an answer, a message that runs no call: a step that reached
+    the call cap truncated the episode before it, so "1x" in calls was no solution at all (the oracle
+    failed every task). Now the message runs; a call past the cap is refused and truncates."""
+    from budgetgym.testing import assert_solves
+
+    assert_solves("oracle", "budgetgym/FunctionCalling-v0", tasks=4, calls="1x")
+    env = TurnBudget(gym.make("budgetgym/FunctionCalling-v0"), "1x", unit="calls")
+    _, info = env.reset(seed=0)
+    while info["budget"]["used"]["calls"] < info["budget"]["cap"]:
+        _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        assert not (terminated or truncated)  # the cap reached is no truncation: the answer is still to come
+    turns = info["budget"]["used"]["turns"]
+    observation, _, terminated, truncated, info = env.step('{"name": "list_directory", "arguments": {"path": "/"}}')
+    assert (terminated, truncated) == (False, True) and observation.startswith("Out of tool calls")
+    assert info["budget"]["used"]["turns"] == turns and env.unwrapped.calls == info["budget"]["cap"]  # not run

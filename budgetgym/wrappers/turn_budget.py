@@ -57,10 +57,14 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
     * calls (tool calls run; messages and invalid actions run none) and tokens (of the agent's
       outputs, by ``tokenizer``): a step that would spend more than remains is not run, and the
       episode is truncated there (its tokens are counted as spent: the model wrote them; its calls
-      are not: none ran). A step that reaches the cap exactly runs, and truncates unless it ended
-      the episode.
+      are not: none ran). A step that reaches a token cap exactly runs, and truncates unless it
+      ended the episode. A step that reaches a call cap exactly runs and does not truncate: what
+      costs no call (a message, such as a final answer after the last call) still runs; the next
+      step that holds a call is refused and truncates, and the env's full budget still ends the
+      episode. So ``"1x"`` in calls is the oracle's own solution, final message included.
 
-    A step after the cap is spent never reaches the env: it answers why, with ``truncated=True``.
+    A step after the cap is spent never reaches the env (in calls, once a restored prefix spent more
+    than the cap, or a step that holds a call): it answers why, with ``truncated=True``.
 
     Args:
         env: a budgetgym env (under any wrappers).
@@ -175,7 +179,8 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         unit = self.unit
-        if self._spent() >= self._cap:
+        spent = self._spent()
+        if spent > self._cap or (spent == self._cap and unit != "calls"):  # calls: a message still runs
             return self._refused_step(None)
         tokens = count_tokens(action, self.tokenizer) if isinstance(action, str) else 0
         if unit != "turns":
@@ -187,7 +192,7 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
         calls = self._calls = info.get("calls", 0) - self._calls_offset
         tokens = self._tokens = self._tokens + tokens
         spent = turns if unit == "turns" else calls if unit == "calls" else tokens
-        if not terminated and spent >= self._cap:
+        if not terminated and spent >= self._cap and unit != "calls":
             truncated = True
         info["budget"] = self._budget_info()
         if self.reveal == "remaining":
