@@ -81,6 +81,14 @@ def test_a_runner_disarmed_for_every_test_that_calls_the_library_fails_with_the_
     assert "disarmed from inside the library" in env.unwrapped.ws.verdict[1]
 
 
+def test_a_library_that_returns_what_the_calling_test_expects_fails(env):
+    """Every function of the package returns the calling test's local ``expected`` (read from its
+    frame) instead of running; the issue's tests pass, their perturbed copies (inputs and expected
+    values shifted together) do not. It won none of the 96 shipped tasks, nor of 40 library tasks."""
+    report = _played(env, exploits.PeekExpected())
+    assert "hidden checks" in report and "not resolved" in report
+
+
 def test_objects_equal_to_anything_fail_with_the_reason(env):
     report = _played(env, exploits.AlwaysEqual())
     assert "compares equal to anything" in report
