@@ -244,6 +244,22 @@ def test_the_agents_instances_are_built_as_bfcls_executor_builds_them():
 
 
 @needs_bfcl
+def test_the_executor_takes_the_reference_built_for_it():
+    """The reference's instances are built as the agent's are and handed to BFCL's executor under
+    the names it files them under: on every task of every category it runs on those very objects
+    and builds none of its own (were BFCL to rename them, it would build its own, ours for nothing)."""
+    env = _env()
+    for task in env.tasks:
+        env.reset(options={"task_id": task.id})
+        backend = env._backend
+        built = backend._build()
+        _, by_executor, entries = backend._execute([], backend._executor_entries(built))
+        assert list(by_executor) == list(task["involved_classes"]), task.id
+        assert all(by_executor[name] is instance for name, instance in built.items()), task.id
+        assert len(entries) == len(built), task.id
+
+
+@needs_bfcl
 def test_two_envs_on_one_task_do_not_share_state_and_reset_starts_afresh():
     a, b = _env(categories=("base",)), _env(categories=("base",))
     a.reset(options={"task_id": "multi_turn_base_0"})

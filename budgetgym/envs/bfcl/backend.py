@@ -13,7 +13,8 @@ from the task's ``initial_config`` as BFCL's evaluation builds them:
   parsed arguments. BFCL's executor would ``eval`` a call string, and model output is never
   evaluated; the result is worded exactly as the executor words it (``_as_text``).
 * the reference: at the end of each user turn the executor replays that turn's ground-truth calls on
-  it (BFCL's own data, run by BFCL's own code; the first replay builds it), and BFCL's
+  it (BFCL's own data, run by BFCL's own code; its instances are built before the first replay as
+  the agent's are, and handed to the executor under the names it files them under), and BFCL's
   ``state_checker`` and ``response_checker`` compare the two (``check_turn``). The ground truth is
   fixed per task and BFCL's services are deterministic (their randomness comes from RNGs seeded by
   the scenario and kept in the instance; only the file system's private ``_last_modified`` reads the
@@ -64,6 +65,7 @@ import io
 import json
 import pickle
 import random
+import re
 import threading
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -74,6 +76,8 @@ from budgetgym.envs.bfcl.upstream import Upstream
 # The "model name" BFCL's executor files our instances under; the entries never outlive one call.
 _EXECUTOR_OWNER = "budgetgym"
 _EXECUTOR_LOCK = threading.Lock()
+# The characters BFCL's executor replaces with "_" in the name it files an instance under.
+_EXECUTOR_NAME_UNSAFE = re.compile(r"[-./:]")
 
 # Each task's reference after each of its user turns, pickled, by (task id, fingerprint): the
 # process's one store (see the module docstring). A task's turns are kept in order, under the lock.
@@ -113,8 +117,8 @@ class Backend:
         # BFCL switches its classes to long-context mode by the category name.
         self._long_context = "long_context" in task.split
         self.instances = self._build()
-        # The reference is built by the executor itself on its first run (the first user turn's
-        # end), as BFCL's checker builds it: an episode that ends earlier never pays for it.
+        # The reference is built at its first replay (the first user turn's end): an episode that
+        # ends earlier never pays for it.
         self.reference: dict[str, Any] = {}
         self._reference_entries: dict[str, Any] = {}
         self._owners = _method_owners(self.instances, self._classes)
@@ -217,7 +221,9 @@ class Backend:
         kept = _REFERENCES.get(key)
         if kept is not None and turn_index < len(kept):
             return pickle.loads(kept[turn_index])
-        replayed = self._execute(ground_truth, self._reference_entries)
+        # Before the first replay the table holds no reference of ours: fresh instances, built as the
+        # agent's are (from the config pickled once per task, where the executor deep-copies it).
+        replayed = self._execute(ground_truth, self._reference_entries or self._executor_entries(self._build()))
         with _REFERENCES_LOCK:
             again = _REPLAYED.get(key, 0) > turn_index
             if not again:
@@ -248,6 +254,12 @@ class Backend:
                     instance._load_scenario(pickle.loads(pickled[name]), long_context=self._long_context)
                 instances[name] = instance
         return instances
+
+    def _executor_entries(self, instances: Mapping[str, Any]) -> dict[str, Any]:
+        """``instances`` under the names BFCL's executor files this task's instances under in its table:
+        the executor takes them as its own instead of building them (a test checks it does)."""
+        return {_EXECUTOR_NAME_UNSAFE.sub("_", f"{_EXECUTOR_OWNER}_{self._task.id}_{name}_instance"): instance
+                for name, instance in instances.items()}
 
     def _execute(self, calls: list[str], entries: dict[str, Any]) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
         """Run BFCL's executor on ``calls`` with ``entries`` in its instance table, and empty it again.
