@@ -168,15 +168,15 @@ def test_each_fail_to_pass_test_has_twins_that_must_pass_and_fail_with_it():
               b"class TestK:\n    def test_m(self, tmp_path):\n        assert 1 == 1\n")
     nodes = ["tests/test_a.py::test_p[2]", "tests/test_a.py::TestK::test_m"]
     armed = Armed({"tests/test_a.py": source}, nodes, twin=nodes)
-    n, twin_file = armed.nonce, f"tests/test_{armed.nonce}_0.py"
+    twin_file = f"tests/test_{armed.nonce}_0.py"
     assert armed.twin_files == [twin_file] and armed.files[twin_file].startswith(source)  # a fresh import of it
-    assert armed.twins == {"tests/test_a.py::test_p[2]": (f"{twin_file}::test_{n}_t0[2]", f"{twin_file}::test_{n}_f0[2]"),
-                           "tests/test_a.py::TestK::test_m": (f"{twin_file}::Test_{n}_t1::test_m",
-                                                              f"{twin_file}::Test_{n}_f1::test_m")}
+    (p_pass, p_fail), (m_pass, m_fail) = armed.twins[nodes[0]], armed.twins[nodes[1]]
+    assert p_pass.startswith(f"{twin_file}::test_{armed.nonce}_") and p_pass.endswith("[2]")
+    assert m_fail.startswith(f"{twin_file}::Test_{armed.nonce}_") and m_fail.endswith("::test_m")
+    assert len({p_pass, p_fail, m_pass, m_fail}) == 4
     ran = {"tests/test_a.py::test_p[1]": "PASSED", "tests/test_a.py::test_p[2]": "PASSED",
-           "tests/test_a.py::TestK::test_m": "PASSED", f"tests/test_a.py::test_{n}": "FAILED",
-           f"{twin_file}::test_{n}_t0[2]": "PASSED", f"{twin_file}::Test_{n}_t1::test_m": "PASSED",
-           f"{twin_file}::test_{n}_f0[2]": "FAILED", f"{twin_file}::Test_{n}_f1::test_m": "FAILED"}
+           "tests/test_a.py::TestK::test_m": "PASSED", f"tests/test_a.py::test_{armed.nonce}": "FAILED",
+           p_pass: "PASSED", m_pass: "PASSED", p_fail: "FAILED", m_fail: "FAILED"}
 
     def report(statuses):
         return ("=== short test summary info ===\n" + "".join(f"{s} {t}\n" for t, s in statuses.items())
@@ -185,14 +185,13 @@ def test_each_fail_to_pass_test_has_twins_that_must_pass_and_fail_with_it():
     statuses, distrust = read_grading(report({**ran, f"{twin_file}::test_p[1]": "PASSED"}), armed)
     assert distrust is None and set(statuses) == {"tests/test_a.py::test_p[1]", "tests/test_a.py::test_p[2]",
                                                   "tests/test_a.py::TestK::test_m"}
-    by_name = read_grading(report({**ran, f"{twin_file}::Test_{n}_t1::test_m": "FAILED"}), armed)[1]  # rigged by node id
+    by_name = read_grading(report({**ran, m_pass: "FAILED"}), armed)[1]  # rigged by node id
     assert "1 of 2 tests of the issue passed where their copies" in by_name
-    by_deed = read_grading(report({**ran, f"{twin_file}::test_{n}_f0[2]": "PASSED"}), armed)[1]  # rigged for what called the library
+    by_deed = read_grading(report({**ran, p_fail: "PASSED"}), armed)[1]  # rigged for what the test is or does
     assert "1 of 2 tests of the issue passed where their copies" in by_deed
-    unreported = read_grading(report({t: s for t, s in ran.items() if t != f"{twin_file}::test_{n}_t0[2]"}), armed)[1]
+    unreported = read_grading(report({t: s for t, s in ran.items() if t != p_pass}), armed)[1]
     assert "did not pass" in unreported
-    failed = read_grading(report({**ran, "tests/test_a.py::test_p[2]": "FAILED", f"{twin_file}::test_{n}_t0[2]": "FAILED"}),
-                          armed)
+    failed = read_grading(report({**ran, "tests/test_a.py::test_p[2]": "FAILED", p_pass: "FAILED"}), armed)
     assert failed[1] is None  # an honest failure is no distrust (it fails the submission as it is)
 
 
@@ -226,9 +225,10 @@ def test_a_twin_uses_parameters_and_module_state_of_its_own():
     (lib-semver-031-withheld); a twin file imports the source afresh, so each twin has its own."""
     statuses, distrust = _graded(SHARED["pkg/core.py"], SHARED, SHARED_F2P)
     assert distrust is None and all(statuses[node] == "PASSED" for node in SHARED_F2P), (statuses, distrust)
-    rigged = SHARED["pkg/core.py"].replace(b"2 * x", b"2 + x") + exploits.rig_for(SHARED_F2P).encode()
-    statuses, distrust = _graded(rigged, SHARED, SHARED_F2P)
-    assert all(statuses[node] == "PASSED" for node in SHARED_F2P) and "disarmed from inside the library" in distrust
+    for rig in (exploits.rig_for(SHARED_F2P), exploits.rig_by_code_for(SHARED_F2P)):
+        rigged = SHARED["pkg/core.py"].replace(b"2 * x", b"2 + x") + rig.encode()
+        statuses, distrust = _graded(rigged, SHARED, SHARED_F2P)
+        assert all(statuses[node] == "PASSED" for node in SHARED_F2P) and "disarmed from inside the library" in distrust
 
 
 INHERITED = {
@@ -253,7 +253,7 @@ def test_the_twins_run_for_inherited_methods_fixtures_and_parameters_and_catch_a
     statuses, distrust = _graded(INHERITED["pkg/core.py"], INHERITED, INHERITED_F2P)
     assert distrust is None and all(statuses[node] == "PASSED" for node in INHERITED_F2P), statuses
     buggy = INHERITED["pkg/core.py"].replace(b"2 * x", b"2 + x")
-    for rig in (exploits.rig_for(INHERITED_F2P), exploits.RIG_EXERCISED):
+    for rig in (exploits.rig_for(INHERITED_F2P), exploits.rig_by_code_for(INHERITED_F2P), exploits.RIG_EXERCISED):
         statuses, distrust = _graded(buggy + rig.encode(), INHERITED, INHERITED_F2P)
         assert all(statuses[node] == "PASSED" for node in INHERITED_F2P)  # the rig fooled the named tests ...
         assert distrust and "disarmed from inside the library" in distrust  # ... not their twins

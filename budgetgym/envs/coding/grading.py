@@ -55,16 +55,16 @@ equal to anything). The graded copies of the test files are *armed* for that:
   decorators, or a method its class inherits; all of them up to :data:`TWINNED`, else that many
   drawn: :func:`twinned`) gain two *twins* each, in a file of their own beside the test file
   (``test_<nonce>_<i>.py``: a fresh import of the same source, so parameters and module state are
-  the twins' own, not objects the test already used): ``test_<nonce>_t<i>``, the test under
-  another name (a method's: a subclass ``Test_<nonce>_t<i>`` of its class), and
-  ``test_<nonce>_f<i>``, the same test followed, in a ``finally``, by an assertion that two
-  different numbers are equal; the run's conftest deselects every other test of that file. Where a
-  fail-to-pass node passed, its twins must have passed and failed. The plain canary catches a
-  runner disarmed for every test; the twins catch one disarmed for some: by node id (the tests the
-  issue names or the agent's run showed failing; the passing twin still fails, and a test with
-  fixtures or parameters has no perturbed copies) or by what a test does (every test that called
-  into the library: the failing twin calls it as the test does). The twin files are not guarded:
-  the test itself is.
+  the twins' own, not objects the test already used), under names drawn for the run (a method's:
+  in a subclass of its class), made alike: the test run, then, in a ``finally``, an assertion that
+  compares two numbers, equal in one twin, which must pass, and different in the other, which must
+  fail; both twins' code bears the test's name, file and line. The run's conftest deselects every
+  other test of that file. Where a fail-to-pass node passed, its twins must have passed and
+  failed. The plain canary catches a runner disarmed for every test; the twins catch one disarmed
+  for some, by whatever it tells tests apart: one that passes neither twin (keyed on node ids: the
+  tests the issue names or the agent's run showed failing) leaves the passing twin failing, one
+  that passes both (keyed on the function's name or code, or on what a test does, such as calling
+  into the library) passes the failing twin. The twin files are not guarded: the test itself is.
 
 Why this is sound for the classes it covers: the canary and the guard are defined in the test
 files themselves, under names the agent never saw (drawn per run), before any library code is
@@ -237,9 +237,8 @@ class Armed:
         node ids' parts after the file); each node's twins are recorded in ``self.twins``."""
         plain = ast.parse(source)
         twin_path = posixpath.join(posixpath.dirname(path), f"test_{self.nonce}_{len(self.twin_files)}.py")
-        lines = [f"from {self.helper} import passing_twin as _passing_{self.nonce}, "
-                 f"failing_twin as _failing_{self.nonce}"]
-        made: dict[str, int] = {}
+        made: dict[str, tuple[str, str]] = {}
+        lines: list[str] = []
         for node_name in nodes:
             test, bracket, parameters = node_name.partition("[")
             parts = test.split("::")
@@ -247,22 +246,24 @@ class Armed:
                     len(parts) == 2 and any(isinstance(n, ast.ClassDef) and n.name == parts[0] for n in plain.body)):
                 continue  # not a test this module defines at its top (nested, made at run time): no twins
             if test not in made:
-                index = made[test] = len(made)
+                # the two twins are made alike (names drawn, the same wrapper): only the numbers they
+                # compare tell them apart, so a rig cannot pass one and not the other; the one that
+                # must pass runs first, on the module's state as fresh as the test found it
+                names = (f"{'test' if len(parts) == 1 else 'Test'}_{self.nonce}_{secrets.token_hex(4)}",
+                         f"{'test' if len(parts) == 1 else 'Test'}_{self.nonce}_{secrets.token_hex(4)}")
                 first = secrets.randbelow(1 << 30)
-                if len(parts) == 1:
-                    lines += [f"test_{self.nonce}_t{index} = _passing_{self.nonce}({test})",
-                              f"test_{self.nonce}_f{index} = _failing_{self.nonce}({test}, {first}, {first + 1})"]
-                else:
-                    lines += [f"Test_{self.nonce}_t{index} = _passing_{self.nonce}({parts[0]})",
-                              f"Test_{self.nonce}_f{index} = _failing_{self.nonce}({parts[0]}, {first}, {first + 1}, "
-                              f"{parts[1]!r})"]
-            index = made[test]
+                pair = [f"{names[0]} = _twin_{self.nonce}({parts[0]}, {first}, {first}"
+                        + (f", {parts[1]!r})" if len(parts) == 2 else ")"),
+                        f"{names[1]} = _twin_{self.nonce}({parts[0]}, {first}, {first + 1}"
+                        + (f", {parts[1]!r})" if len(parts) == 2 else ")")]
+                lines += pair
+                made[test] = names
             self.twins[f"{path}::{node_name}"] = tuple(  # type: ignore[assignment]
-                (f"{twin_path}::test_{self.nonce}_{kind}{index}" if len(parts) == 1
-                 else f"{twin_path}::Test_{self.nonce}_{kind}{index}::{parts[1]}") + bracket + parameters
-                for kind in "tf")
+                f"{twin_path}::{name}" + (f"::{parts[1]}" if len(parts) == 2 else "") + bracket + parameters
+                for name in made[test])
         if made:
-            self.files[twin_path] = (source.rstrip("\n") + "\n\n\n" + "\n".join(lines) + "\n").encode("utf-8")
+            self.files[twin_path] = (source.rstrip("\n") + f"\n\n\nfrom {self.helper} import twin as _twin_{self.nonce}\n"
+                                     + "\n".join(lines) + "\n").encode("utf-8")
             self.twin_files.append(twin_path)
 
     def _arm(self, path: str, source: str, failing: Sequence[str]) -> tuple[str, str, list[tuple[str, str, str | None]]]:
@@ -477,23 +478,25 @@ def guard(value, site):
     return value
 
 
-def passing_twin(holder):
-    # a test function is itself under the twin's name; a method, a subclass of its class (the
-    # collection hook keeps its one test)
-    return holder if isinstance(holder, types.FunctionType) else type("Test_" + {nonce!r}, (holder,), {{}})
-
-
-def failing_twin(holder, first, second, name=None):
+def twin(holder, first, second, name=None):
+    # the test function (a method: in a subclass of its class), run and then checked to compare
+    # first with second: a twin that must pass gets equal numbers, one that must fail unequal ones;
+    # its code bears the test's name, file and line, as the test's own would
     function = holder if name is None else getattr(holder, name)
 
     @functools.wraps(function)  # the same signature (fixtures) and marks (parameters)
-    def twin(*args, **kwargs):
+    def made(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         finally:
             assert first == second
 
-    return twin if name is None else type("Test_" + {nonce!r}, (holder,), {{name: twin}})
+    code = getattr(function, "__code__", None)
+    if code is not None:
+        made.__code__ = made.__code__.replace(**{{field: getattr(code, field) for field in
+                                                 ("co_name", "co_qualname", "co_filename", "co_firstlineno")
+                                                 if hasattr(code, field)}})
+    return made if name is None else type(holder.__name__, (holder,), {{name: made}})
 
 
 def pytest_collection_modifyitems(config, items):
