@@ -850,15 +850,19 @@ _SORTED_FIELDS = tuple((key, _canonical(key) + ":") for key in sorted(_SNAPSHOT_
 
 def _field_text(value: Any) -> str:
     """``_canonical(value)``: a str, int, bool or None written as the encoder writes it, without
-    calling it (the call costs more than the text); any other value (a float, the state) by the encoder."""
-    if type(value) is str:
+    calling it (the call costs more than the text); a finite float as the encoder writes it too
+    (its repr); any other value (the state, a float that is not finite) by the encoder."""
+    kind = type(value)
+    if kind is str:
         return encode_basestring_ascii(value)
     if value is None:
         return "null"
     if value is True or value is False:
         return "true" if value else "false"
-    if type(value) is int:
+    if kind is int:
         return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
     return _canonical(value)
 
 

@@ -467,11 +467,7 @@ class FunctionCallingEnv(TextEnv):
         return json.dumps(self._domain.project(self._backend.state), sort_keys=True)  # type: ignore[union-attr]
 
     def _get_state(self) -> Any:
-        return {
-            "backend": copy_state(self._backend.state),
-            "user_turn": self._user_turn,
-            "turn_calls": copy_state(self._turn_calls),
-        }
+        return copy_state(self.state_view())  # one copy of every part
 
     def state_view(self) -> Any:
         # _get_state's value without its copy (each state of a rollout is digested).
