@@ -166,13 +166,14 @@ class CodingEnv(TextEnv):
         "always-equal": "budgetgym.eval.exploits.coding:AlwaysEqual",
         "special-case-literals": "budgetgym.eval.exploits.coding:SpecialCaseLiterals",
         "rig-named-tests": "budgetgym.eval.exploits.coding:RigNamedTests",
+        "rig-code-names": "budgetgym.eval.exploits.coding:RigCodeNames",
         "rig-exercised": "budgetgym.eval.exploits.coding:RigExercised",
         "peek-expected": "budgetgym.eval.exploits.coding:PeekExpected",
         "copy-shipped-library": "budgetgym.eval.exploits.coding:CopyShippedLibrary",
     }
     #: run_tests changes no file (the exploit probe's read-only sweep may use it).
     read_only_tools = ("view_file", "search", "run_tests")
-    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: twenty-one
+    #: Episodes run real test suites: the contract's exploit probe samples a few tasks (four: twenty-two
     #: agents; each attack class also has its own test on both backends, tests/envs/test_coding_grading.py).
     exploit_sample = 4
     instructions = (
