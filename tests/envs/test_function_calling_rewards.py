@@ -82,6 +82,36 @@ def test_far_more_values_than_asked_fails_even_with_the_fact():
     assert answer_problem(turn, padded) == scoring.TOO_MUCH
 
 
+def test_amounts_glued_to_a_word_or_inside_a_path_count_against_the_cap():
+    """The fact check reads a number wherever it is written; the cap counts it there too (an amount
+    glued to a letter, or inside a path or an email, was no value: a list of them passed the cap)."""
+    turn = {"facts": ["537.50"], "distractors": [], "decline": False, "changes": False}
+    others = [f"{n}.25" for n in range(1, value_cap(turn) + 1)]
+    for stuffed in (" ".join(f"n{amount}" for amount in [*others, "537.50"]),
+                    " ".join(f"{amount}x" for amount in [*others, "537.50"]),
+                    "/n/" + "/".join([*others, "537.50"]),
+                    "n" + "_".join([*others, "537.50"]) + "@mail.example"):
+        assert has_fact(stuffed, "537.50"), stuffed
+        assert answer_problem(turn, stuffed) == scoring.TOO_MUCH, stuffed
+    assert answer_problem(turn, "They add up to $537.50 (n185.40 + 310.00 + 42.10).") is None
+
+
+def test_glued_numbers_win_no_more_than_5_percent_of_the_tasks():
+    """Every number of the tool results, and the sums and differences of pairs, glued to a letter, as
+    the answer to each turn that asks for numbers: it won 47 of the 288 shipped tasks (11 of the 60
+    test tasks) while glued amounts were no values to count; now only where the results' numbers are
+    few enough to be an answer (9 and 2; the same list unglued wins 6 of the 288)."""
+    from budgetgym.eval.episodes import play_episode
+    from budgetgym.eval.exploits import function_calling as exploits
+
+    env = gym.make(ENV_ID)
+    for split in ("train", "test"):
+        tasks = [task for task in TASKS if task.split == split]
+        won = sum(play_episode(env, exploits.GluedNumbers(), seed=0, options={"task_id": task.id}).success
+                  for task in tasks)
+        assert won <= 0.05 * len(tasks), (split, won, len(tasks))
+
+
 def test_user_lines_never_read_as_a_decline():
     """An agent that repeats the user's words back must not pass a turn that has to be declined."""
     for line in (scoring.STATE_WRONG, scoring.STATE_CHANGED_ON_DECLINE, scoring.NOT_DECLINED, scoring.REFUSED_DONE,

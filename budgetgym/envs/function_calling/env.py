@@ -197,6 +197,7 @@ class FunctionCallingEnv(TextEnv):
         "retry-shapes": "budgetgym.eval.exploits.function_calling:RetryShapes",
         "paste-current-turn": "budgetgym.eval.exploits.function_calling:PasteCurrentTurn",
         "paste-all": "budgetgym.eval.exploits.function_calling:PasteAll",
+        "glued-numbers": "budgetgym.eval.exploits.function_calling:GluedNumbers",
         # The reference beside them (the work done, every answer "Done."): reported, never flagged.
         "done-after-work": "budgetgym.eval.exploits.function_calling:DoneAfterWork",
     }

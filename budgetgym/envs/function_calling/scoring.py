@@ -81,16 +81,19 @@ _VALUE_KINDS = (
     ("+", r"\+\d[\d -]{6,}\d"),  # phone number
     ("0", r"\b\d[\d,]*\.\d+\b"),  # decimal amount ("0": any digit)
 )
-_VALUE = re.compile("|".join(pattern for _, pattern in _VALUE_KINDS))
 _DIGIT = re.compile(r"\d")
 #: The kinds by name, each pattern on its own (for the values of one kind, :func:`values_of_kind`).
 VALUE_KIND_NAMES = ("email", "path", "date", "time", "phone", "amount")
 _KIND_PATTERNS = {name: re.compile(pattern) for name, (_, pattern) in zip(VALUE_KIND_NAMES, _VALUE_KINDS)}
+#: The kinds :func:`stated_values` finds by their patterns: all but the amounts, which it counts as
+#: the fact check reads numbers (:func:`numbers_in`, wherever they are written).
+_PATTERN_KINDS = tuple(kind for name, kind in zip(VALUE_KIND_NAMES, _VALUE_KINDS) if name != "amount")
+_VALUE = re.compile("|".join(pattern for _, pattern in _PATTERN_KINDS))
 
 
 @functools.lru_cache(maxsize=16)
 def _value_pattern(present: frozenset[str]) -> re.Pattern[str] | None:
-    kinds = [pattern for needed, pattern in _VALUE_KINDS if needed in present]
+    kinds = [pattern for needed, pattern in _PATTERN_KINDS if needed in present]
     return re.compile("|".join(kinds)) if kinds else None
 
 
@@ -179,10 +182,19 @@ def refuses(message: str) -> bool:
 
 
 def stated_values(message: str) -> set[str]:
-    """The distinct values the message states (emails, paths, dates, times, phones, decimal amounts)."""
+    """The distinct values the message states: its emails, paths, dates, times and phone numbers,
+    and every decimal amount that the fact check reads (as written, without a sign).
+
+    Amounts are counted where :func:`numbers_in` reads them, not only as whole words: an amount
+    glued to a word ("n537.50") or inside a path or an email states that fact all the same, and
+    counted as whole words only, a list of glued amounts passed the cap (76 of the 180 shipped
+    turns that ask for numbers passed with every number of the tool results so far, glued)."""
     present = frozenset(c for c in "@/+" if c in message) | ({"0"} if _DIGIT.search(message) else set())
     pattern = _value_pattern(present)
-    return set() if pattern is None else {value.rstrip(".").lower() for value in pattern.findall(message)}
+    values = set() if pattern is None else {value.rstrip(".").lower() for value in pattern.findall(message)}
+    if "0" in present:
+        values.update(text.lstrip("-") for text in _NUMBER.findall(message) if "." in text)
+    return values
 
 
 def value_kinds(text: str) -> set[str]:
