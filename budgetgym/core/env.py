@@ -226,6 +226,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._episode_seed: int | None = None
         self._turn = 0
         self._calls = 0
+        #: The turn at which this episode truncates: the task's full budget (``max_turns``), set at
+        #: every reset and restore, which an outer turn budget (``TurnBudget``) lowers to its cap
+        #: after the reset. The env ends there as at its full budget (Coding grades the repository
+        #: as submitted on that turn), so an episode cut by a cap ends as one cut by the full budget.
+        self.turn_limit = 0
         self._transcript: list[tuple[str, str]] = []
         # The canonical text of each pair of a transcript list, for snapshots (_snapshot_text).
         self._transcript_texts: tuple[list[tuple[str, str]], list[str]] = (self._transcript, [])
@@ -280,6 +285,14 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         no sense at this point. ``plan`` is the oracle's remaining solution from here on the clean
         path (``plan[0]`` is the action the mistake replaces). Read by :mod:`budgetgym.core.failures`;
         must not change the state."""
+        return None
+
+    def truncation_verdict(self) -> bool | None:
+        """Whether the episode would end solved were its turns to run out here, on this turn: what
+        the env does on its last turn (``turn_limit``) besides truncating. None (the default): the
+        env does nothing there, so a cut episode is unsolved. Coding grades the repository as
+        submitted. Must not change the episode; the sweep's full-budget shortcut reads it at each
+        cap's turn, so one run serves every T exactly as separate capped runs would."""
         return None
 
     def history_key(self) -> str | None:
@@ -410,7 +423,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._last_observation = observation
         solved, task = self._solved, self.task
         terminated = solved or self._failed
-        truncated = not terminated and turn >= task.max_turns  # type: ignore[union-attr]
+        truncated = not terminated and turn >= self.turn_limit
         if terminated or truncated:
             self._ready = False
         if self.reward_mode == "sparse":
@@ -659,6 +672,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 raise SnapshotError("corrupt snapshot: it was changed after it was taken (its digest does not "
                                     "match) and its state is not what replaying its transcript gives")
         self._last_observation = transcript[-1][1] if transcript else self._first_observation
+        self.turn_limit = task.max_turns  # type: ignore[union-attr]
         self._ready = not (self._solved or self._failed or self._turn >= task.max_turns)
 
     def _count_calls(self, transcript: Sequence[Sequence[str]]) -> int:
@@ -762,6 +776,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self.task = task
         self._episode_seed = seed
         self._observation_limit = self.observation_limit  # read once an episode: step's _fit test
+        self.turn_limit = task.max_turns  # type: ignore[union-attr]
         self._turn = 0
         self._calls = 0
         self._transcript = []

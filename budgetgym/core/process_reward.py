@@ -455,6 +455,7 @@ class OracleDistance:
         """Play the oracle from the shadow's state, at most ``floor`` turns, recording its path."""
         # The whole budget ahead: turns(s) is a property of the state, not of the turns it has left.
         shadow._turn = 0
+        shadow.turn_limit = shadow.task.max_turns  # type: ignore[union-attr]  # not an outer cap copied with the env
         shadow._ready = not (shadow._solved or shadow._failed)
         digests: list[str] = []  # the digest of each state the oracle acts from
 

@@ -53,7 +53,9 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
     in turns can only lower it. A cap in calls or tokens binds beside it.
 
     * turns: the episode is truncated on the step whose turn count reaches the cap, unless that
-      step terminated it (a solved task stays solved on its last turn).
+      step terminated it (a solved task stays solved on its last turn). The env is told
+      (``turn_limit``), so it ends that turn as it ends its full budget's last (Coding grades the
+      repository as submitted there).
     * calls (tool calls run; messages and invalid actions run none) and tokens (of the agent's
       outputs, by ``tokenizer``): a step that would spend more than remains is not run, and the
       episode is truncated there (its tokens are counted as spent: the model wrote them; its calls
@@ -164,6 +166,9 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
             cap = min(cap, inner["cap"])
         self._cap = cap
         turns, calls, tokens = info["turn"], info.get("calls", 0), 0
+        if self.unit == "turns":  # the env ends on the cap's last turn as on its full budget's
+            base = text_env(self.env)
+            base.turn_limit = min(base.turn_limit, cap + (0 if self.count_restored else turns))
         if turns:  # a restored prefix: what its actions spent
             tokens = sum(count_tokens(action, self.tokenizer) for action, _ in text_env(self.env).transcript)
         if self.count_restored:

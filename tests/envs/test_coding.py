@@ -269,6 +269,30 @@ def test_running_out_of_turns_grades_as_submitted(env):
     assert terminated and reward == 1.0 and "graded as submitted" in observation
 
 
+def test_a_turn_cap_ends_the_episode_as_the_full_budget_does(env):
+    """A TurnBudget cap truncated without grading, where the full budget grades the repository as
+    submitted: the same fix, never submitted, succeeded at T=1.0 and failed at every tighter T. Now
+    the cap's last turn grades as the full budget's does."""
+    from budgetgym.wrappers import TurnBudget
+
+    task = first_task()
+    bug = task["bug"]
+    capped = TurnBudget(env, 3)
+    _, info = capped.reset(options={"task_id": task.id})
+    assert info["budget"]["cap"] == 3 < info["full_budget"]
+    capped.step(call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]))
+    observation, reward, terminated, truncated, info = capped.step(call("search", query="def "))
+    assert not (terminated or truncated)
+    observation, reward, terminated, truncated, info = capped.step(call("view_file", path="README.md"))
+    assert terminated and not truncated and reward == 1.0 and info["success"], observation
+    assert "graded as submitted" in observation
+    capped.reset(options={"task_id": task.id})
+    for _ in range(2):
+        capped.step(call("search", query="def "))
+    observation, reward, terminated, truncated, info = capped.step(call("search", query="def "))
+    assert truncated and not terminated and reward == 0.0 and "graded as submitted" in observation
+
+
 def test_a_gone_docker_engine_gives_one_clear_error():
     require("docker")
     env = gym.make("budgetgym/Coding-v0", backend="docker")

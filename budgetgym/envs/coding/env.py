@@ -45,8 +45,9 @@ Rewards:
 
 Termination:
     ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
-    (``max_turns`` = max(6, 2 x the oracle's turns)) runs out without a submission, the repository is
-    graded as if submitted: a pass ends the episode solved, otherwise it is ``truncated``.
+    (``max_turns`` = max(6, 2 x the oracle's turns)), or a ``TurnBudget`` cap in turns, runs out
+    without a submission, the repository is graded as if submitted on that last turn: a pass ends
+    the episode solved, otherwise it is ``truncated`` (so Pass@(K,T) grades the same work at every T).
 
 Registered Configurations:
     ``budgetgym/Coding-v0``: every shipped task of both splits (``split="train"`` or ``"test"``),
@@ -265,7 +266,7 @@ class CodingEnv(TextEnv):
             solved, _ = ws.verdict
             progress, ws.progress = ws.progress, None
             return Outcome(observation, solved=solved, failed=not solved, progress=progress)
-        if self._turn + 1 >= self.task.max_turns:
+        if self._turn + 1 >= self.turn_limit:  # the full budget, or an outer cap's last turn
             solved, report = ws.grade()  # measures progress: the episode's return is its last state's
             if solved:
                 ws.verdict = (True, report)
@@ -274,6 +275,10 @@ class CodingEnv(TextEnv):
             return Outcome(observation, solved=solved, progress=progress)
         progress, ws.progress = ws.progress, None
         return Outcome(observation, progress=progress)
+
+    def truncation_verdict(self) -> bool | None:
+        """The repository graded as submitted (as on the last turn: ``_execute``), its verdict only."""
+        return self.ws.passes()
 
     def _revive_sandbox(self, err: Exception) -> str:
         """A sandbox that died mid-action is rebuilt with the files it had before the action."""

@@ -217,6 +217,13 @@ class Workspace(SandboxWorkspace):
         """The tree grading runs on: the agent's library source files with the original tests."""
         return graded_tree(self.files, self.original, self.initial)[0]
 
+    def passes(self) -> bool:
+        """Whether a submission now would resolve the issue (the grading run of :meth:`grade`, whose
+        verdict is kept for the same tree; nothing else changes)."""
+        statuses, distrust, _ = self.grade_run()
+        return (passing(statuses, self.task["fail_to_pass"]) == len(self.task["fail_to_pass"])
+                and passing(statuses, self.task["pass_to_pass"]) == len(self.task["pass_to_pass"]) and distrust is None)
+
     def grade(self) -> tuple[bool, str]:
         statuses, distrust, left_out = self.grade_run()
         f2p, p2p = self.task["fail_to_pass"], self.task["pass_to_pass"]
