@@ -96,20 +96,31 @@ def test_amounts_glued_to_a_word_or_inside_a_path_count_against_the_cap():
     assert answer_problem(turn, "They add up to $537.50 (n185.40 + 310.00 + 42.10).") is None
 
 
-def test_glued_numbers_win_no_more_than_5_percent_of_the_tasks():
+def test_a_list_of_whole_numbers_counts_against_the_cap():
+    """Every whole number the fact check reads is a value (a list of them answered every count);
+    the digits of a date, a time or a phone number are that one value."""
+    turn = {"facts": ["4"], "distractors": [], "decline": False, "changes": False}
+    assert answer_problem(turn, " ".join(str(number) for number in range(100))) == scoring.TOO_MUCH
+    assert answer_problem(turn, "You have 4 files in /work/2024.") is None
+    assert stated_values("On 2025-03-04 at 09:30, call +1 555 201 4410 about the 3 files.") == {
+        "2025-03-04", "09:30", "+1 555 201 4410", "3"}
+
+
+def test_number_lists_win_no_more_than_5_percent_of_the_tasks():
     """Every number of the tool results, and the sums and differences of pairs, glued to a letter, as
     the answer to each turn that asks for numbers: it won 47 of the 288 shipped tasks (11 of the 60
     test tasks) while glued amounts were no values to count; now only where the results' numbers are
-    few enough to be an answer (9 and 2; the same list unglued wins 6 of the 288)."""
+    few enough to be an answer (9 and 2; the same list unglued wins 6 of the 288). Every whole number
+    to 9999 won 16 of the 228 train and 5 of the 60 test tasks while whole numbers were no values."""
     from budgetgym.eval.episodes import play_episode
     from budgetgym.eval.exploits import function_calling as exploits
 
     env = gym.make(ENV_ID)
-    for split in ("train", "test"):
-        tasks = [task for task in TASKS if task.split == split]
-        won = sum(play_episode(env, exploits.GluedNumbers(), seed=0, options={"task_id": task.id}).success
-                  for task in tasks)
-        assert won <= 0.05 * len(tasks), (split, won, len(tasks))
+    for agent in (exploits.GluedNumbers(), exploits.CountList()):
+        for split in ("train", "test"):
+            tasks = [task for task in TASKS if task.split == split]
+            won = sum(play_episode(env, agent, seed=0, options={"task_id": task.id}).success for task in tasks)
+            assert won <= 0.05 * len(tasks), (agent.name, split, won, len(tasks))
 
 
 def test_user_lines_never_read_as_a_decline():

@@ -198,6 +198,7 @@ class FunctionCallingEnv(TextEnv):
         "paste-current-turn": "budgetgym.eval.exploits.function_calling:PasteCurrentTurn",
         "paste-all": "budgetgym.eval.exploits.function_calling:PasteAll",
         "glued-numbers": "budgetgym.eval.exploits.function_calling:GluedNumbers",
+        "count-list": "budgetgym.eval.exploits.function_calling:CountList",
         # The reference beside them (the work done, every answer "Done."): reported, never flagged.
         "done-after-work": "budgetgym.eval.exploits.function_calling:DoneAfterWork",
     }

@@ -85,10 +85,13 @@ _DIGIT = re.compile(r"\d")
 #: The kinds by name, each pattern on its own (for the values of one kind, :func:`values_of_kind`).
 VALUE_KIND_NAMES = ("email", "path", "date", "time", "phone", "amount")
 _KIND_PATTERNS = {name: re.compile(pattern) for name, (_, pattern) in zip(VALUE_KIND_NAMES, _VALUE_KINDS)}
-#: The kinds :func:`stated_values` finds by their patterns: all but the amounts, which it counts as
-#: the fact check reads numbers (:func:`numbers_in`, wherever they are written).
+#: The kinds :func:`stated_values` finds by their patterns: all but the amounts, which it counts
+#: with every other number, as the fact check reads numbers (:func:`numbers_in`, wherever written).
 _PATTERN_KINDS = tuple(kind for name, kind in zip(VALUE_KIND_NAMES, _VALUE_KINDS) if name != "amount")
 _VALUE = re.compile("|".join(pattern for _, pattern in _PATTERN_KINDS))
+#: The kinds whose digits are one value (blanked before the other numbers are counted).
+_WHOLE_VALUES = re.compile("|".join(pattern for name, (_, pattern) in zip(VALUE_KIND_NAMES, _VALUE_KINDS)
+                                    if name in ("date", "time", "phone")))
 
 
 @functools.lru_cache(maxsize=16)
@@ -183,17 +186,20 @@ def refuses(message: str) -> bool:
 
 def stated_values(message: str) -> set[str]:
     """The distinct values the message states: its emails, paths, dates, times and phone numbers,
-    and every decimal amount that the fact check reads (as written, without a sign).
+    and every other number that the fact check reads (as written, without a sign).
 
-    Amounts are counted where :func:`numbers_in` reads them, not only as whole words: an amount
-    glued to a word ("n537.50") or inside a path or an email states that fact all the same, and
-    counted as whole words only, a list of glued amounts passed the cap (76 of the 180 shipped
-    turns that ask for numbers passed with every number of the tool results so far, glued)."""
+    Numbers are counted where :func:`numbers_in` reads them, whole numbers too, not only decimal
+    amounts written as whole words: an amount glued to a word ("n537.50") or inside a path or an
+    email states that fact all the same, and so does each number of a list. Counted as whole-word
+    decimals only, every number of the tool results, glued, passed 76 of the 180 shipped turns that
+    ask for numbers, and "0 1 2 ... 9999" answered every count. The digits of a date, a time or a
+    phone number are that one value."""
     present = frozenset(c for c in "@/+" if c in message) | ({"0"} if _DIGIT.search(message) else set())
     pattern = _value_pattern(present)
     values = set() if pattern is None else {value.rstrip(".").lower() for value in pattern.findall(message)}
     if "0" in present:
-        values.update(text.lstrip("-") for text in _NUMBER.findall(message) if "." in text)
+        rest = _WHOLE_VALUES.sub(" ", message)
+        values.update(text.lstrip("-") for text in _NUMBER.findall(rest))
     return values
 
 
