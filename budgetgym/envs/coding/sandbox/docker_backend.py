@@ -63,7 +63,11 @@ else:
 
 # One exec per command for a non-root user: the command under `timeout -s KILL` (its stderr into
 # its stdout), then every process of the user ended (`kill -1` spares the caller), then the
-# workspace's manifest on stderr: "sha1  ./path" for each regular file within the size limit.
+# workspace's manifest on stderr: "sha1  ./path" for each regular file within the size limit,
+# closed by an end mark that carries the command's exit status (the step needs no exec_inspect
+# round trip to learn it). The end mark is written only when find and sha1sum succeeded: a file or
+# folder the user made unreadable (chmod 000) is missing from their output, and a manifest without
+# it could match the last read and hide the file; without the end mark the workspace is read back.
 # find runs sha1sum itself (-exec ... +: no run when nothing matched), one process fewer than a
 # pipe into xargs: every process started in the container is a fork and exec on the step's clock.
 # The command can write into that stderr too (the user's processes may open /proc/<this shell>/fd/*),
@@ -72,6 +76,7 @@ else:
 # still alive after 200 looks leaves the mark out, and the workspace is read back instead. Each
 # status file is read up to its Uid line (State comes before it): dash reads a byte a system call.
 _MANIFEST_MARK = b"\0budgetgym-manifest\0"
+_END_MARK = b"\0budgetgym-exit "
 _RUN_AND_CLEAN = r"""timeout -s KILL "$1" /bin/sh -c "$2" 2>&1
 code=$?
 kill -9 -1 2>/dev/null
@@ -91,23 +96,27 @@ while [ $looks -lt 200 ]; do
 done
 if [ -z "$alive" ]; then
   printf '\000budgetgym-manifest\000' >&2
-  find . -type f -size -"$3"c -exec sha1sum -z -- {} + >&2 2>/dev/null
+  find . -type f -size -"$3"c -exec sha1sum -z -- {} + >&2 2>/dev/null && printf '\000budgetgym-exit %d\000' $code >&2
 fi
 exit $code"""
 
 
-def _parse_manifest(data: bytes) -> dict[str, str] | None:
-    """The manifest after the last mark (what the command wrote before it is not the manifest's);
-    None without a mark (a user process outlived the kill: the workspace must be read back)."""
+def _parse_manifest(data: bytes) -> tuple[dict[str, str], int] | None:
+    """The manifest after the last mark (what the command wrote before it is not the manifest's) and
+    the command's exit status from its end mark; None without both marks (a user process outlived
+    the kill, or find or sha1sum failed on a file: the workspace must be read back)."""
     cut = data.rfind(_MANIFEST_MARK)
     if cut < 0:
         return None
+    body, end, status = data[cut + len(_MANIFEST_MARK):].rpartition(_END_MARK)
+    if not end or not status.endswith(b"\0") or not status[:-1].isdigit():
+        return None
     manifest = {}
-    for entry in data[cut + len(_MANIFEST_MARK):].split(b"\0"):
+    for entry in body.split(b"\0"):
         digest, _, path = entry.partition(b"  ")
         if path.startswith(b"./"):
             manifest[path[2:].decode("utf-8", errors="surrogateescape")] = digest.decode("ascii", errors="replace")
-    return manifest
+    return manifest, int(status[:-1])
 
 
 def _manifest_of(files: Mapping[str, bytes]) -> dict[str, str]:
@@ -495,8 +504,9 @@ class DockerSandbox(Sandbox):
 
     def _run(self, command: str, workdir: str, timeout: float | None) -> RunResult:
         """One exec: the command under ``timeout -s KILL``; for a non-root user the same exec then
-        ends every process of that user and writes the workspace's manifest (content hashes) on
-        its stderr, so that :meth:`files` reads the workspace back only when something changed."""
+        ends every process of that user and writes the workspace's manifest (content hashes) and the
+        command's exit status on its stderr, so that :meth:`files` reads the workspace back only when
+        something changed, and no exec_inspect call is needed."""
         limits = self.limits
         wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
         api = self.client.api
@@ -536,14 +546,12 @@ class DockerSandbox(Sandbox):
                 pass
         if not (cleans and ended):
             self._kill_user()  # the exec did not get to end the command's processes itself
-        code = None
-        for _ in range(50):
-            info = self._engine(api.exec_inspect, exec_id)
-            if not info["Running"]:
-                code = info["ExitCode"]
-                break
-            time.sleep(0.02)
-        self._manifest = _parse_manifest(b"".join(manifest)) if cleans and ended and code is not None else None
+        # The end mark carries the exit status; without it (no clean-up ran, or it failed) the engine says.
+        parsed = _parse_manifest(b"".join(manifest)) if cleans and ended else None
+        if parsed is not None:
+            self._manifest, code = parsed
+        else:
+            self._manifest, code = None, self._exit_code(exec_id)
         output = b"".join(chunks)[: limits.output_kill_bytes].decode("utf-8", errors="replace")
         # `timeout -s KILL` exits 137 after killing; an out-of-memory kill does too, so the clock decides.
         timed_out = code == 137 and not limited and time.monotonic() - started >= wall * 0.95
@@ -554,6 +562,15 @@ class DockerSandbox(Sandbox):
         if (self._manifest is None or code is None or code > 128) and not self.alive():
             raise SandboxDied("the sandbox's container stopped during the command")
         return RunResult(None if (timed_out or limited) else code, output, timed_out, limited, signal_reason)
+
+    def _exit_code(self, exec_id: str) -> int | None:
+        """The exit status of an exec the engine reports ended (None if it still runs after a second)."""
+        for _ in range(50):
+            info = self._engine(self.client.api.exec_inspect, exec_id)
+            if not info["Running"]:
+                return info["ExitCode"]
+            time.sleep(0.02)
+        return None
 
     def run_isolated(self, files: Mapping[str, str | bytes], command: str, timeout: float | None = None) -> RunResult:
         """Grading: a fresh container of the same image and limits (none of the agent's processes,
