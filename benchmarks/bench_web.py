@@ -14,16 +14,14 @@ Prints one JSON object; every figure comes from this run, with the targets besid
   ``Shop`` method (``search``, ``click``, ``back``, ``next_page``) with the page it leads to rendered
   as the text the agent reads (``render_text``, what the env returns), CPU time of the steps alone,
   search cache warm, at 2,000 (shipped) and 20,000 generated products; target at most 1.5x; the
-  ratio to the shop method without the page beside it. Measured (2 cores shared, four processes
-  of 25 rounds at load 6.2-9.0, alternating with the code before): 1.48-1.50x at 2,000 and
-  1.41-1.46x at 20,000, met, with Web's parse kept per action text and the potential's reading of
-  the cart per cart (before: 1.60-1.68x and 1.55-1.68x; 1.84-1.92x and 1.76-1.86x before that,
-  2.08x and 2.09x before the plain check of text-fields schemas). Runs swing by 0.1-0.2 with the
-  load, so 2,000 sits at the target's edge. What is left over the shop's 13-17 us, per step at
-  2,000: the progress potential about 2 us (the method without it, a process each, alternating),
-  the core's bookkeeping (info, transcript, reward, the Outcome) 3-5 us, the admissible list
-  0.3-1.2, the call's dispatch 0.1-1.0, a parse seen before a lookup: Python work spread over many
-  small steps;
+  ratio to the shop method without the page beside it. Measured (2 cores shared, three runs of
+  25 rounds at load 3.8-4.4, each beside a run of the code before, alternating): 1.65-1.70x at
+  2,000 and 1.54-1.65x at 20,000 (before: 1.84-1.92x and 1.76-1.86x; 2.08x and 2.09x before the
+  plain check of text-fields schemas); not met. Runs swing by 0.1-0.2 with the load. What is left
+  over the shop's 14-19 us, per step at 2,000 (parts switched off in turn, 40 rounds, load 4.5-9):
+  the core's bookkeeping (info, transcript, reward, the Outcome) 3.5-5 us, parsing and validation
+  1.6-2.6, the progress potential 1.4-2.3 and its reading of the cart 0.4-1.6, the admissible list
+  0.6-1.3, the call's dispatch 0.1-1.0: Python work spread over many small steps;
 * latencies: reset, snapshot, restore of every curated failure state by the fast path (the shop
   state) and by replay;
 * miniwob (``--miniwob-episodes N``): N oracle episodes over the twelve tasks on one env, then

@@ -257,20 +257,3 @@ def test_oracle_finishes_from_random_states_within_its_own_length(env):
         start = env.turn
         result = rollout(env, "oracle", reset=False)
         assert result.success and env.turn - start <= task.oracle_turns, task.id
-
-
-def test_a_kept_parse_is_the_parsers_answer_and_a_refusal_is_not_kept(env):
-    """Web keeps each action text's parse: a text parsed again (kept) gives what the shared parser
-    gives it, and a refused text is refused again with the same message."""
-    from budgetgym.core import ActionError, TextEnv
-
-    texts = ["search[red shirt]", "click[Buy Now]", " back ", "next page", '{"name": "click", "arguments": {"element": "m"}}',
-             'search(query="mug")', "<tool_call>" + '{"name": "back", "arguments": {}}' + "</tool_call>"]
-    for text in texts * 2:
-        assert env.parse(text) == TextEnv._parse(env, text, env.tools)
-    for text in ["search[]", '{"name": "fly", "arguments": {}}', "click[a\x00b]", "hello"] * 2:
-        with pytest.raises(ActionError) as kept:
-            env.parse(text)
-        with pytest.raises(ActionError) as fresh:
-            TextEnv._parse(env, text, env.tools)
-        assert str(kept.value) == str(fresh.value)
