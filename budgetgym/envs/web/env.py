@@ -62,9 +62,9 @@ from __future__ import annotations
 import json
 import random
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, Tool, ToolCall
+from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall
 from budgetgym.envs.web.catalogue import Catalogue, load_catalogue
 from budgetgym.envs.web.goal import Goal, Order
 from budgetgym.envs.web.shop import ADD, BUY, Shop, ShopError, render_text
@@ -76,9 +76,7 @@ _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
 _PAGES_KEPT = 4096  # pages whose actions an env keeps (the oldest forgotten first), as the search's queries
 _FOUND_KEPT = 4096  # results pages whose potential milestone an env keeps, likewise
-_PARSED_KEPT = 4096  # action texts whose parse an env keeps, likewise
 _CARTS_KEPT = 4096  # carts (with their task) whose reading by the potential an env keeps, likewise
-_PARSED_LONGEST = 1024  # longer texts are parsed afresh (a command with its query is far shorter)
 
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
@@ -146,8 +144,6 @@ class WebEnv(TextEnv):
         # The same reading per task and cart content (an episode's new cart, a cart added to), so a
         # cart seen before costs a key, not the goals' verdicts on its lines (see _shopping_for).
         self._carts: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        # Each action text's parse, while the tools are the shop's (see _parse).
-        self._parsed: dict[str, Action] = {}
 
     # ------------------------------------------------------------------ episode
 
@@ -271,18 +267,6 @@ class WebEnv(TextEnv):
         return fitting
 
     # ------------------------------------------------------------------ actions
-
-    def _parse(self, text: str, tools: Mapping[str, Tool]) -> Action:
-        # A text parses to the same Action every time under the shop's tools (the bare parser reads
-        # the text alone; Action and ToolCall are frozen, their arguments a read-only Mapping): kept
-        # per text, so a command sent before costs a lookup, not the parser's steps and its three
-        # objects. A refusal raises as before and is not kept.
-        if tools is not TOOLS or len(text) > _PARSED_LONGEST:
-            return super()._parse(text, tools)
-        action = self._parsed.get(text)
-        if action is None:
-            action = _keep(self._parsed, text, super()._parse(text, tools), _PARSED_KEPT)
-        return action
 
     def _parse_bare(self, text: str) -> ToolCall | None:
         if text.endswith("]"):
