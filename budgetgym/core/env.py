@@ -228,8 +228,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._calls = 0
         #: The turn at which this episode truncates: the task's full budget (``max_turns``), set at
         #: every reset and restore, which an outer turn budget (``TurnBudget``) lowers to its cap
-        #: after the reset. The env ends there as at its full budget (Coding grades the repository
-        #: as submitted on that turn), so an episode cut by a cap ends as one cut by the full budget.
+        #: after the reset. A family that does something on the last turn does it there too, so an
+        #: episode cut by a cap ends as one cut by the full budget (Coding measures the progress of
+        #: the repository as it is, for an exact progress return).
         self.turn_limit = 0
         self._transcript: list[tuple[str, str]] = []
         # The canonical text of each pair of a transcript list, for snapshots (_snapshot_text).
@@ -285,14 +286,6 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         no sense at this point. ``plan`` is the oracle's remaining solution from here on the clean
         path (``plan[0]`` is the action the mistake replaces). Read by :mod:`budgetgym.core.failures`;
         must not change the state."""
-        return None
-
-    def truncation_verdict(self) -> bool | None:
-        """Whether the episode would end solved were its turns to run out here, on this turn: what
-        the env does on its last turn (``turn_limit``) besides truncating. None (the default): the
-        env does nothing there, so a cut episode is unsolved. Coding grades the repository as
-        submitted. Must not change the episode; the sweep's full-budget shortcut reads it at each
-        cap's turn, so one run serves every T exactly as separate capped runs would."""
         return None
 
     def history_key(self) -> str | None:

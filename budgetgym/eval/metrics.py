@@ -86,12 +86,8 @@ def record_cap(record: Mapping[str, Any], budget: int | float | str) -> int:
 
 def solved_within(record: Mapping[str, Any], budget: int | float | str) -> bool:
     """Whether an episode record counts as solved within ``budget`` (in the record's unit: the
-    episode succeeded having used at most the cap, or, for a full-budget run of an env that grades
-    a cut episode, its verdict at the cap's turn says a cap there would have ended it solved)."""
-    cap = record_cap(record, budget)
-    if record["success"] and record[record_unit(record)] <= cap:
-        return True
-    return record["budget"] is None and (record.get("cut_verdicts") or {}).get(str(cap)) is True
+    episode succeeded having used at most the cap)."""
+    return bool(record["success"]) and record[record_unit(record)] <= record_cap(record, budget)
 
 
 def infeasible(record: Mapping[str, Any], budget: int | float | str) -> bool:
@@ -152,9 +148,7 @@ def infeasible_tasks(records: Iterable[Mapping[str, Any]], budget: int | float |
 
 def mean_turns_to_success(records: Iterable[Mapping[str, Any]], budget: int | float | str) -> float | None:
     """Mean turns of the attempts solved within T (None when none was), whatever the unit."""
-    # a full-budget run solved within T by its verdict at the cap's turn took that many turns there
-    turns = [r["turns"] if r["success"] and r[record_unit(r)] <= record_cap(r, budget) else record_cap(r, budget)
-             for r in records_for_budget(records, budget) if solved_within(r, budget)]
+    turns = [r["turns"] for r in records_for_budget(records, budget) if solved_within(r, budget)]
     return float(np.mean(turns)) if turns else None
 
 

@@ -4,10 +4,7 @@ Under ``reveal="none"`` the agent is never told its cap, so up to turn T an epis
 the same episode as one run at the full budget: the runner runs each attempt once at the full budget
 and reads "solved within T" from the turn it succeeded at (``budget`` is None in those records).
 This single-run shortcut saves a factor of about the number of budgets; it holds for any agent
-that does not read ``info["budget"]``, which none of budgetgym's agents does. An env that acts on a
-cut episode's last turn (``TextEnv.truncation_verdict``: Coding grades the repository as submitted)
-is asked its verdict after each cap's turn of the full-budget run (``cut_verdicts`` in the record),
-so the shortcut still equals separate capped runs. Announced caps
+that does not read ``info["budget"]``, which none of budgetgym's agents does. Announced caps
 (``"total"``, ``"remaining"``) change what the agent sees, so they get one run per T.
 
 Budgets are in one unit a sweep (``turns``, ``calls`` or ``tokens``, see
@@ -37,7 +34,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 
 from budgetgym.core.budgets import REVEAL_MODES, budget_grid, check_unit, count_tokens, resolve_cap
-from budgetgym.core.env import TextEnv, text_env
+from budgetgym.core.env import text_env
 from budgetgym.core.jsonl import EpisodeRecord, dumps_ascii
 from budgetgym.eval.agents.base import Agent
 from budgetgym.eval.agents.base import agent_config, prepare_agent, reads_budget
@@ -115,19 +112,11 @@ def task_facts(env: gym.Env[str, str], task_ids: Sequence[str], unit: str = "tur
         task = text_env(env).all_tasks.get(task_id)
         oracle_turns = getattr(task, "oracle_turns", None)
         facts[task_id] = {"full_budget": task.max_turns, "split": task.split,
-                          "oracle_turns": oracle_turns if isinstance(oracle_turns, int) else None,
-                          "grades_cut": grades_cut_episodes(env)}
+                          "oracle_turns": oracle_turns if isinstance(oracle_turns, int) else None}
         if unit != "turns":
             env.reset(seed=(seeds or {}).get(task_id, 0), options={"task_id": task_id})
             facts[task_id]["shortest"] = solution_cost(env)[unit]
     return facts
-
-
-def grades_cut_episodes(env: gym.Env[str, str]) -> bool:
-    """Whether ``env`` does something on an episode's last turn (``TextEnv.truncation_verdict``:
-    Coding grades the repository as submitted), so that a full-budget run must ask it at each
-    cap's turn to serve every T."""
-    return type(text_env(env)).truncation_verdict is not TextEnv.truncation_verdict
 
 
 def plan_sweep(env_id: str, agent_name: str, tasks: dict[str, dict[str, Any]], attempts: int,
@@ -151,10 +140,6 @@ def plan_sweep(env_id: str, agent_name: str, tasks: dict[str, dict[str, Any]], a
                     }
                     if unit != "turns":
                         job["shortest"] = shortest
-                    elif budget is None and facts.get("grades_cut"):
-                        # the turns the shortcut run asks the env for its verdict at (see run_sweep_episode)
-                        job["cut_turns"] = sorted({cap for cap in (resolve_cap(b, full_budget, shortest, unit)
-                                                                   for b in budgets) if cap < full_budget})
                     jobs.append(job)
     jobs.sort(key=episode_key)
     return jobs
@@ -168,37 +153,11 @@ def run_sweep_episode(worker: Worker, job: Job) -> EpisodeRecord:
         # A fresh wrapper around the worker's one env: wrapping is cheap, building an env is not. The
         # cap planned for the task (resolved once, so every attempt meets the same one).
         env = TurnBudget(env, job["cap"], reveal=job["reveal"], unit=job.get("unit", "turns"))
-    elif job.get("cut_turns"):
-        env = _CutVerdicts(env, job["cut_turns"])
     result = play_episode(env, agent, seed=job["seed"], options={"task_id": job["task"]})
-    record = {**job, "agent_config": agent_config(agent), "reads_budget": reads_budget(agent), "turns": result.turns,
-              "calls": result.calls, "tokens": sum(count_tokens(action) for action in result.actions),
-              "success": result.success, "truncated": result.truncated, "reward": result.reward,
-              "actions": result.actions, "steps": result.steps}
-    if isinstance(env, _CutVerdicts):
-        record["cut_verdicts"] = env.verdicts
-    return record
-
-
-class _CutVerdicts(gym.Wrapper[str, str, str, str]):
-    """Asks the env, after each turn in ``turns`` that did not end the episode, whether a cap there
-    would have ended it solved (``TextEnv.truncation_verdict``): ``verdicts`` maps the turn (as
-    text, a JSON key) to the answer. The episode itself goes on unchanged."""
-
-    def __init__(self, env: gym.Env[str, str], turns: Sequence[int]) -> None:
-        super().__init__(env)
-        self.turns = frozenset(turns)
-        self.verdicts: dict[str, bool] = {}
-
-    def reset(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
-        self.verdicts = {}
-        return self.env.reset(**kwargs)
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        if not (terminated or truncated) and info["turn"] in self.turns:
-            self.verdicts[str(info["turn"])] = bool(text_env(self.env).truncation_verdict())
-        return observation, reward, terminated, truncated, info
+    return {**job, "agent_config": agent_config(agent), "reads_budget": reads_budget(agent), "turns": result.turns,
+            "calls": result.calls, "tokens": sum(count_tokens(action) for action in result.actions),
+            "success": result.success, "truncated": result.truncated, "reward": result.reward,
+            "actions": result.actions, "steps": result.steps}
 
 
 def run_sweep(

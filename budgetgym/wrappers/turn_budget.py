@@ -54,8 +54,8 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
 
     * turns: the episode is truncated on the step whose turn count reaches the cap, unless that
       step terminated it (a solved task stays solved on its last turn). The env is told
-      (``turn_limit``), so it ends that turn as it ends its full budget's last (Coding grades the
-      repository as submitted there).
+      (``turn_limit``), so it ends that turn as it ends its full budget's last (Coding measures the
+      repository's progress there under ``reward_mode="progress"``).
     * calls (tool calls run; messages and invalid actions run none) and tokens (of the agent's
       outputs, by ``tokenizer``): a step that would spend more than remains is not run, and the
       episode is truncated there (its tokens are counted as spent: the model wrote them; its calls

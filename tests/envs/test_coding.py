@@ -257,7 +257,11 @@ def test_gaming_the_tests_does_not_win(env, exploit):
     assert "not resolved" in observation
 
 
-def test_running_out_of_turns_grades_as_submitted(env):
+def test_running_out_of_turns_without_a_submission_is_unsolved(env):
+    """The full budget's last turn graded the repository as submitted, where a TurnBudget cap did
+    not: the same fix, never submitted, succeeded at T=1.0 and failed at every tighter T, and under
+    a cap one turn short of the oracle's the auto-graded fix saved the submission's turn (1x was no
+    floor). Now no budget grades: an episode that ends unsubmitted is unsolved."""
     task = first_task()
     env.reset(options={"task_id": task.id})
     bug = task["bug"]
@@ -266,31 +270,30 @@ def test_running_out_of_turns_grades_as_submitted(env):
     _, _, terminated, truncated, info = env.step(call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]))
     assert not (terminated or truncated)
     observation, reward, terminated, truncated, info = env.step(call("view_file", path="README.md"))
-    assert terminated and reward == 1.0 and "graded as submitted" in observation
+    assert truncated and not terminated and reward == 0.0 and not info["success"]
 
 
-def test_a_turn_cap_ends_the_episode_as_the_full_budget_does(env):
-    """A TurnBudget cap truncated without grading, where the full budget grades the repository as
-    submitted: the same fix, never submitted, succeeded at T=1.0 and failed at every tighter T. Now
-    the cap's last turn grades as the full budget's does."""
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_last_turn_measures_progress_so_a_fix_undone_after_the_tests_pays_back(backend):
+    """Under reward_mode="progress", fix, run the tests (+1.0), put the bug back and let a cap run out:
+    the return was 1.0 on a repository that fails, the last measure being the test run's; the last
+    turn (a cap's as the full budget's) now measures the repository as it is."""
     from budgetgym.wrappers import TurnBudget
 
-    task = first_task()
-    bug = task["bug"]
-    capped = TurnBudget(env, 3)
-    _, info = capped.reset(options={"task_id": task.id})
-    assert info["budget"]["cap"] == 3 < info["full_budget"]
-    capped.step(call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]))
-    observation, reward, terminated, truncated, info = capped.step(call("search", query="def "))
-    assert not (terminated or truncated)
-    observation, reward, terminated, truncated, info = capped.step(call("view_file", path="README.md"))
-    assert terminated and not truncated and reward == 1.0 and info["success"], observation
-    assert "graded as submitted" in observation
-    capped.reset(options={"task_id": task.id})
-    for _ in range(2):
-        capped.step(call("search", query="def "))
-    observation, reward, terminated, truncated, info = capped.step(call("search", query="def "))
-    assert truncated and not terminated and reward == 0.0 and "graded as submitted" in observation
+    require(backend)
+    env = TurnBudget(gym.make("budgetgym/Coding-v0", backend=backend, reward_mode="progress"), 4)
+    try:
+        task = first_task()
+        bug = task["bug"]
+        env.reset(options={"task_id": task.id})
+        rewards = [env.step(call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]))[1],
+                   env.step(call("run_tests"))[1],
+                   env.step(call("replace_in_file", path=bug["path"], old=bug["fixed"], new=bug["buggy"]))[1]]
+        _, reward, terminated, truncated, info = env.step(call("view_file", path="README.md"))
+        assert rewards[1] == 1.0 and truncated and not info["success"]
+        assert sum(rewards) + reward == 0.0 and info["progress"] == 0.0
+    finally:
+        env.close()
 
 
 def test_a_gone_docker_engine_gives_one_clear_error():

@@ -38,16 +38,17 @@ Rewards:
     library's own value at that check is too (:mod:`budgetgym.envs.coding.grading`).
     ``reward_mode="progress"``: the change in ``info["progress"]``, the share of fail-to-pass
     tests that pass, measured when the agent runs the tests (on fresh test copies whenever the
-    workspace's tests were edited; 0 when that run's checks say it cannot be trusted) and when the
-    repository is graded (a submission, or the full budget spent: so an episode's return is its
-    last state's, whatever a test run measured before), never on other steps; with
-    ``tests="withheld"`` only at that grading (the withheld tests say nothing before).
+    workspace's tests were edited; 0 when that run's checks say it cannot be trusted), at the
+    submission and on the episode's last turn (so an episode's return is its last state's, whatever
+    a test run measured before), never on other steps; with ``tests="withheld"`` only at those two
+    (the withheld tests say nothing before).
 
 Termination:
-    ``terminated`` on ``submit`` (success when the hidden tests pass). When the task's full budget
-    (``max_turns`` = max(6, 2 x the oracle's turns)), or a ``TurnBudget`` cap in turns, runs out
-    without a submission, the repository is graded as if submitted on that last turn: a pass ends
-    the episode solved, otherwise it is ``truncated`` (so Pass@(K,T) grades the same work at every T).
+    ``terminated`` on ``submit`` (success when the hidden tests pass). ``truncated`` when the task's
+    full budget (``max_turns`` = max(6, 2 x the oracle's turns)) or a ``TurnBudget`` cap runs out
+    without a submission: unsolved, whatever the repository holds, at every budget alike (so
+    Pass@(K,T) reads the same rule at every T, and ``1x`` counts the submission: the oracle's own
+    turns). Under ``reward_mode="progress"`` that last turn measures the repository's progress.
 
 Registered Configurations:
     ``budgetgym/Coding-v0``: every shipped task of both splits (``split="train"`` or ``"test"``),
@@ -266,19 +267,12 @@ class CodingEnv(TextEnv):
             solved, _ = ws.verdict
             progress, ws.progress = ws.progress, None
             return Outcome(observation, solved=solved, failed=not solved, progress=progress)
-        if self._turn + 1 >= self.turn_limit:  # the full budget, or an outer cap's last turn
-            solved, report = ws.grade()  # measures progress: the episode's return is its last state's
-            if solved:
-                ws.verdict = (True, report)
-            observation += f"\n\n[The turn budget is spent: the repository was graded as submitted. {report}]"
-            progress, ws.progress = ws.progress, None
-            return Outcome(observation, solved=solved, progress=progress)
+        if self._turn + 1 >= self.turn_limit and self.reward_mode == "progress":
+            # The last turn (the full budget's or an outer cap's) ends unsubmitted, so unsolved; the
+            # progress return is the repository's as it is now, not the last test run's.
+            ws.measure()
         progress, ws.progress = ws.progress, None
         return Outcome(observation, progress=progress)
-
-    def truncation_verdict(self) -> bool | None:
-        """The repository graded as submitted (as on the last turn: ``_execute``), its verdict only."""
-        return self.ws.passes()
 
     def _revive_sandbox(self, err: Exception) -> str:
         """A sandbox that died mid-action is rebuilt with the files it had before the action."""

@@ -217,12 +217,12 @@ class Workspace(SandboxWorkspace):
         """The tree grading runs on: the agent's library source files with the original tests."""
         return graded_tree(self.files, self.original, self.initial)[0]
 
-    def passes(self) -> bool:
-        """Whether a submission now would resolve the issue (the grading run of :meth:`grade`, whose
-        verdict is kept for the same tree; nothing else changes)."""
+    def measure(self) -> None:
+        """Measure progress on the repository as it is now (a grading run, kept for the same tree;
+        no verdict): the last turn's, so that an episode's progress return is its last state's even
+        where a fix was undone after the tests ran."""
         statuses, distrust, _ = self.grade_run()
-        return (passing(statuses, self.task["fail_to_pass"]) == len(self.task["fail_to_pass"])
-                and passing(statuses, self.task["pass_to_pass"]) == len(self.task["pass_to_pass"]) and distrust is None)
+        self.progress = self.measured = fixed_share(statuses, distrust, self.task["fail_to_pass"])
 
     def grade(self) -> tuple[bool, str]:
         statuses, distrust, left_out = self.grade_run()
