@@ -665,7 +665,6 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 raise SnapshotError("corrupt snapshot: it was changed after it was taken (its digest does not "
                                     "match) and its state is not what replaying its transcript gives")
         self._last_observation = transcript[-1][1] if transcript else self._first_observation
-        self.turn_limit = task.max_turns  # type: ignore[union-attr]
         self._ready = not (self._solved or self._failed or self._turn >= task.max_turns)
 
     def _count_calls(self, transcript: Sequence[Sequence[str]]) -> int:

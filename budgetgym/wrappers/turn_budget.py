@@ -166,11 +166,11 @@ class TurnBudget(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArg
             cap = min(cap, inner["cap"])
         self._cap = cap
         turns, calls, tokens = info["turn"], info.get("calls", 0), 0
+        base = text_env(self.env)
         if self.unit == "turns":  # the env ends on the cap's last turn as on its full budget's
-            base = text_env(self.env)
             base.turn_limit = min(base.turn_limit, cap + (0 if self.count_restored else turns))
         if turns:  # a restored prefix: what its actions spent
-            tokens = sum(count_tokens(action, self.tokenizer) for action, _ in text_env(self.env).transcript)
+            tokens = sum(count_tokens(action, self.tokenizer) for action, _ in base.transcript)
         if self.count_restored:
             self._turns, self._calls, self._tokens = turns, calls, tokens
             self._turns_offset = self._calls_offset = 0

@@ -206,12 +206,7 @@ class Armed:
         self.twins: dict[str, tuple[str, str]] = {}
         self.twin_files: list[str] = []
         self.files: dict[str, bytes] = {}
-        by_file: dict[str, list[str]] = {}
-        for node in fail_to_pass:
-            by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
-        twin_by_file: dict[str, list[str]] = {}
-        for node in twin:
-            twin_by_file.setdefault(node.partition("::")[0], []).append(node.partition("::")[2])
+        by_file, twin_by_file = _by_file(fail_to_pass), _by_file(twin)
         self.sources: dict[str, str] = {}
         self.keys: dict[str, list[tuple[str, str, str | None]]] = {}
         for path, data in tests.items():
@@ -249,15 +244,12 @@ class Armed:
                 # the two twins are made alike (names drawn, the same wrapper): only the numbers they
                 # compare tell them apart, so a rig cannot pass one and not the other; the one that
                 # must pass runs first, on the module's state as fresh as the test found it
-                names = (f"{'test' if len(parts) == 1 else 'Test'}_{self.nonce}_{secrets.token_hex(4)}",
-                         f"{'test' if len(parts) == 1 else 'Test'}_{self.nonce}_{secrets.token_hex(4)}")
+                kind, method = ("test", "") if len(parts) == 1 else ("Test", f", {parts[1]!r}")
+                names = tuple(f"{kind}_{self.nonce}_{secrets.token_hex(4)}" for _ in range(2))
                 first = secrets.randbelow(1 << 30)
-                pair = [f"{names[0]} = _twin_{self.nonce}({parts[0]}, {first}, {first}"
-                        + (f", {parts[1]!r})" if len(parts) == 2 else ")"),
-                        f"{names[1]} = _twin_{self.nonce}({parts[0]}, {first}, {first + 1}"
-                        + (f", {parts[1]!r})" if len(parts) == 2 else ")")]
-                lines += pair
-                made[test] = names
+                lines += [f"{name} = _twin_{self.nonce}({parts[0]}, {first}, {second}{method})"
+                          for name, second in zip(names, (first, first + 1))]
+                made[test] = names  # type: ignore[assignment]
             self.twins[f"{path}::{node_name}"] = tuple(  # type: ignore[assignment]
                 f"{twin_path}::{name}" + (f"::{parts[1]}" if len(parts) == 2 else "") + bracket + parameters
                 for name in made[test])
@@ -306,6 +298,15 @@ class Armed:
             plain.body = plain.body[:_after_header(plain.body)] + head.body + plain.body[_after_header(plain.body):] + perturbed
             reference_copy = ast.unparse(ast.fix_missing_locations(plain)) + "\n"
         return ast.unparse(ast.fix_missing_locations(tree)) + "\n", reference_copy, made
+
+
+def _by_file(nodes: Iterable[str]) -> dict[str, list[str]]:
+    """Node ids grouped by their test file: file -> the parts after it, in order."""
+    grouped: dict[str, list[str]] = {}
+    for node in nodes:
+        path, _, name = node.partition("::")
+        grouped.setdefault(path, []).append(name)
+    return grouped
 
 
 def _after_header(body: list[ast.stmt]) -> int:

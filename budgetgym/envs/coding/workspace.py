@@ -194,8 +194,7 @@ class Workspace(SandboxWorkspace):
         result = self.sandbox.run(TEST_COMMAND)
         self.sync()
         if not self.withheld:  # withheld tests say nothing before the submission (SWE-bench)
-            statuses, distrust, _ = self.grade_run()
-            self.progress = self.measured = fixed_share(statuses, distrust, self.task["fail_to_pass"])
+            self.measure()
         self.tested = True
         return normalise(result.shown(self.output_limit))
 
@@ -219,8 +218,8 @@ class Workspace(SandboxWorkspace):
 
     def measure(self) -> None:
         """Measure progress on the repository as it is now (a grading run, kept for the same tree;
-        no verdict): the last turn's, so that an episode's progress return is its last state's even
-        where a fix was undone after the tests ran."""
+        no verdict): at a test run, and on the last turn, so that an episode's progress return is
+        its last state's even where a fix was undone after the tests ran."""
         statuses, distrust, _ = self.grade_run()
         self.progress = self.measured = fixed_share(statuses, distrust, self.task["fail_to_pass"])
 
