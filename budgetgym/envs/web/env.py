@@ -76,7 +76,6 @@ _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
 _PAGES_KEPT = 4096  # pages whose actions an env keeps (the oldest forgotten first), as the search's queries
 _FOUND_KEPT = 4096  # results pages whose potential milestone an env keeps, likewise
-_CARTS_KEPT = 4096  # carts (with their task) whose reading by the potential an env keeps, likewise
 
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
@@ -141,9 +140,6 @@ class WebEnv(TextEnv):
         # Shop's contract), the task and the order are the same objects: a step that leaves the cart
         # as it was (all but adding to it) reads the goal being shopped for without working it out.
         self._shopping: tuple[Any, ...] = (None,) * 8
-        # The same reading per task and cart content (an episode's new cart, a cart added to), so a
-        # cart seen before costs a key, not the goals' verdicts on its lines (see _shopping_for).
-        self._carts: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     # ------------------------------------------------------------------ episode
 
@@ -233,28 +229,17 @@ class WebEnv(TextEnv):
         it is for, READY times the goals met, the goal being shopped for (the first the cart does
         not meet, as Shop.goal), its fitting products and asked options (None, None when all are
         met; the options as (group, value) pairs), and the number of goals."""
-        task, cart = self.task, shop.cart
-        # The reading follows from the task (its order, the catalogue's fitting products) and the
-        # cart's lines: kept per task and lines (each line's product and selection, in order).
-        key = (task.id, *[(line["product"], *line["selected"].items()) for line in cart])
-        reading = self._carts.get(key)
-        if reading is None:
-            reading = _keep(self._carts, key, self._read_cart(shop), _CARTS_KEPT)
-        return (cart, task, shop.order, *reading)
-
-    def _read_cart(self, shop: Shop) -> tuple[Any, ...]:
-        """``_shopping_for``'s reading of the cart, worked out: READY times the goals met, the index
-        of the goal being shopped for, its fitting products, its asked options, the number of goals."""
         task, goals = self.task, shop.order.goals
         if shop.cart:
             met = shop.met()
             count = sum(met)
             if count == len(goals):
-                return (READY * count, 0, None, None, len(goals))
+                return (shop.cart, task, shop.order, READY * count, 0, None, None, len(goals))
             index = met.index(False)
         else:
             count = index = 0  # nothing met yet (a single goal's cart is always empty)
-        return (READY * count, index, self.fitting(task)[index], tuple(goals[index].options.items()), len(goals))
+        return (shop.cart, task, shop.order, READY * count, index, self.fitting(task)[index],
+                tuple(goals[index].options.items()), len(goals))
 
     def fitting(self, task: Task) -> tuple[frozenset[str], ...]:
         """For each goal of ``task``'s order, the ids of the catalogue's products that can meet it
