@@ -119,6 +119,37 @@ def check_oracle_solves(env, task_ids: list[str]) -> None:
         assert info["turn"] <= info["full_budget"]
 
 
+def check_sparse_reward_is_success(env, task_ids: list[str], episodes: int = 4) -> None:
+    """Under ``reward_mode="sparse"`` every step pays 1.0 if it ends the episode solved and 0.0
+    otherwise (a graded ending is ``info["score"]``, never paid): every admissible action from every
+    state of the oracle's path on the first task (where the env lists them: a purchase before the
+    options are set, a wrong answer), and noisy oracles' episodes."""
+    from budgetgym.eval.agents.scripted import NoisyOracleAgent
+
+    def check(reward, terminated, info, where):
+        assert reward == float(terminated and info["success"]), (where, reward, info.get("score"))
+        assert "score" not in info or (terminated and 0.0 <= info["score"] <= 1.0), where
+
+    base = env.unwrapped
+    _, info = env.reset(seed=0, options={"task_id": task_ids[0]})
+    while info.get("admissible_actions") and base.oracle_action() is not None:
+        state = base.snapshot()
+        for action in info["admissible_actions"]:
+            _, reward, terminated, _, after = env.step(action)
+            check(reward, terminated, after, (task_ids[0], state["turn"], action))
+            env.reset(seed=0, options={"snapshot": state})
+        _, _, _, _, info = env.step(base.oracle_action())
+    for task_id in task_ids:
+        for seed in range(episodes):
+            agent = NoisyOracleAgent(p=0.5)
+            observation, info = env.reset(seed=seed, options={"task_id": task_id})
+            agent.reset(env, observation, info, seed)
+            terminated = truncated = False
+            while not (terminated or truncated):
+                observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
+                check(reward, terminated, info, (task_id, seed, info["turn"]))
+
+
 def check_progress_reward(env, task_id: str) -> None:
     """Under ``reward_mode="progress"`` the oracle's rewards sum to its final progress, 1."""
     import pytest

@@ -25,7 +25,7 @@ from budgetgym.core import SnapshotError, TextEnv, text_env
 from registered import ENV_IDS, make_or_skip
 from contract import (HOSTILE_CLASSES, KEYWORD_UNITS, check_bad_action_then_oracle, check_bad_actions,
                       check_deterministic, check_oracle_solves, check_progress_reward, check_snapshot_round_trip,
-                      hostile_action, play)
+                      check_sparse_reward_is_success, hostile_action, play)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -102,6 +102,11 @@ def test_task_drawn_from_seeded_generator(env_id):
 def test_oracle_solves_sampled_tasks_with_sparse_reward(env_id):
     env = make_or_skip(env_id)
     check_oracle_solves(env, _task_ids(env, 5))
+
+
+def test_sparse_reward_is_success_and_nothing_else(env_id):
+    env = make_or_skip(env_id)
+    check_sparse_reward_is_success(env, _task_ids(env, 2, seed=1))
 
 
 def test_progress_reward_sums_to_final_progress(env_id):

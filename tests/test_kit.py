@@ -79,21 +79,21 @@ class GradedCounter(CounterEnv):
     def _execute(self, action):
         outcome = super()._execute(action)
         if outcome.failed:
-            return Outcome(outcome.observation, failed=True, reward=0.25)
+            return Outcome(outcome.observation, failed=True, score=0.25)
         return outcome
 
     def _teardown(self) -> None:
         GradedCounter.closed += 1
 
 
-def test_outcome_reward_is_the_terminal_reward_and_close_tears_down():
+def test_outcome_score_is_reported_not_paid_and_close_tears_down():
     env = GradedCounter()
     env.reset(options={"task_index": 0})  # target 2
     _, reward, terminated, _, info = env.step("add(3)")
-    assert terminated and not info["success"] and reward == 0.25
+    assert terminated and not info["success"] and info["score"] == 0.25 and reward == 0.0
     env.reset(options={"task_index": 0})
     _, reward, terminated, _, info = env.step("add(2)")
-    assert terminated and info["success"] and reward == 1.0
+    assert terminated and info["success"] and reward == 1.0 and "score" not in info
     before = GradedCounter.closed
     env.close()
     assert GradedCounter.closed == before + 1 and env.oracle_action() is None

@@ -73,19 +73,21 @@ class Outcome:
         solved: the task is now solved: the episode terminates with success.
         failed: the task failed for good: the episode terminates without success.
         progress: the new ``info["progress"]`` in [0, 1]; None leaves it as it was.
-        reward: a graded terminal reward in [0, 1] for families that score partial success (a
-            purchase that meets some of the asked attributes); None means 1.0 when solved, else 0.0.
-            Only read on a terminating step under ``reward_mode="sparse"``.
+        score: a graded score in [0, 1] of a terminating step, for families whose upstream benchmark
+            grades partial success (WebShop's share of the asked attributes a purchase meets); it is
+            reported as ``info["score"]`` on that step and never paid: the sparse reward is 1.0 when
+            solved and 0.0 otherwise, since partial credit is a return that shortcuts collect without
+            doing the task.
     """
 
     observation: str
     solved: bool = False
     failed: bool = False
     progress: float | None = None
-    reward: float | None = None
+    score: float | None = None
 
     def __init__(self, observation: str, solved: bool = False, failed: bool = False,
-                 progress: float | None = None, reward: float | None = None) -> None:
+                 progress: float | None = None, score: float | None = None) -> None:
         # Frozen all the same (assignment raises): the generated __init__ sets each field through
         # object.__setattr__, twice the cost of filling the instance's dict, and every step makes one.
         fields = self.__dict__
@@ -93,7 +95,24 @@ class Outcome:
         fields["solved"] = solved
         fields["failed"] = failed
         fields["progress"] = progress
-        fields["reward"] = reward
+        fields["score"] = score
+
+
+#: The ``info`` fields a policy may condition on: what a deployed agent is shown (its tools, the
+#: page's actions, the verdict on its last action, the turn it is at, a restored prefix). Every other
+#: field is the runner's and the trainer's channel, never a policy's input: ``progress`` and
+#: ``success`` are the grader's reading of the state (a policy that watches ``progress`` climbs the
+#: grader, not the task), ``injected_error`` describes a restored mistake (often naming its fix),
+#: ``budget``, ``full_budget`` and ``oracle_turns`` hold the cap that ``reveal="none"`` hides.
+AGENT_INFO_KEYS = frozenset({"task_id", "turn", "calls", "tools", "admissible_actions", "action_valid",
+                             "action_error", "history"})
+
+
+def agent_view(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` as a policy may see it: only the :data:`AGENT_INFO_KEYS` fields (the same objects).
+    Every runner that hands ``info`` to an agent (the evaluation harness, the probes, the trainers'
+    rollouts, :mod:`budgetgym.testing`) hands it this."""
+    return {key: value for key, value in info.items() if key in AGENT_INFO_KEYS}
 
 
 def text_env(env: gym.Env) -> "TextEnv":
@@ -240,7 +259,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._solved = False
         self._failed = False
         self._progress = 0.0
-        self._terminal_reward: float | None = None
+        self._score: float | None = None
         self._ready = False
         # Digests of snapshots whose state passed the state schema here: the same bytes again need
         # no second validation (any edit changes the digest, and is checked in full).
@@ -406,7 +425,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 self._progress = outcome.progress
             if outcome.solved or outcome.failed:
                 self._solved, self._failed = outcome.solved, outcome.failed and not outcome.solved
-                self._terminal_reward = outcome.reward
+                self._score = outcome.score
         else:
             observation = f"Invalid action: {error}"
         if len(observation) > self._observation_limit:  # _fit's own test, without the property's call
@@ -420,12 +439,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if terminated or truncated:
             self._ready = False
         if self.reward_mode == "sparse":
-            if not terminated:
-                reward = 0.0
-            elif self._terminal_reward is not None:
-                reward = float(self._terminal_reward)
-            else:
-                reward = 1.0 if solved else 0.0
+            reward = 1.0 if solved else 0.0
         elif self._distance is None:
             reward = self._progress - previous_progress
         else:
@@ -435,6 +449,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                                 "full_budget": task.max_turns,  # type: ignore[union-attr]
                                 "oracle_turns": task.oracle_turns, "success": solved,  # type: ignore[union-attr]
                                 "progress": self._progress}
+        if terminated and self._score is not None:
+            info["score"] = self._score
         if self.lean_info:
             info["action_valid"] = valid
             info["action_error"] = error
@@ -774,7 +790,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._transcript = []
         self._solved = self._failed = False
         self._progress = 0.0
-        self._terminal_reward = None
+        self._score = None
 
     def _info(self, *, at_reset: bool) -> dict[str, Any]:
         task = self.task

@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from budgetgym.core import agent_view
 from budgetgym.core.rollout import rollout
 from budgetgym.eval.agents.base import Agent, turn_details
 
@@ -33,12 +34,13 @@ def play_episode(env: gym.Env[str, str], agent: Agent, *, seed: int,
 
 def continue_episode(env: gym.Env[str, str], agent: Agent, observation: str, info: dict[str, Any], *,
                      seed: int) -> EpisodeResult:
-    """Let ``agent`` act from the env's current state (just reset or restored) until the episode ends."""
-    agent.reset(env, observation, info, seed)
+    """Let ``agent`` act from the env's current state (just reset or restored) until the episode ends.
+    The agent is handed :func:`~budgetgym.core.agent_view` of each ``info``, never the grader's fields."""
+    agent.reset(env, observation, agent_view(info), seed)
     details: list[dict[str, Any]] = []
 
     def act(observation: str, info: dict[str, Any], env: gym.Env[str, str]) -> str:
-        action = agent.act(observation, info)
+        action = agent.act(observation, agent_view(info))
         details.append(turn_details(agent))
         return action
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 import gymnasium as gym
 
 import budgetgym
+from budgetgym.core import agent_view
 from budgetgym.core.budgets import as_budget, describe_budget
 from budgetgym.core.rollout import Rollout, rollout
 
@@ -61,7 +62,7 @@ def as_policy(agent: Any) -> Callable[..., Any]:
     if agent == "oracle" or (callable(agent) and not hasattr(agent, "act")):
         return agent
     if hasattr(agent, "act") and hasattr(agent, "reset"):
-        return lambda observation, info, env: agent.act(observation, info)
+        return lambda observation, info, env: agent.act(observation, agent_view(info))
     raise TypeError("agent must be 'oracle', a callable (observation, info, env) -> action, "
                     f"or an agent with reset() and act(); got {type(agent).__name__}")
 
@@ -115,7 +116,7 @@ def run_attempts(agent: Any, env: gym.Env, task_ids: Sequence[str], *, attempts:
         for attempt in range(attempts):
             observation, info = env.reset(seed=seed + attempt, options={"task_id": task_id})
             if hasattr(agent, "act") and hasattr(agent, "reset"):
-                agent.reset(env, observation, info, seed + attempt)
+                agent.reset(env, observation, agent_view(info), seed + attempt)
             result.episodes.append(rollout(env, policy, start=(observation, info)))
         results.append(result)
     return results

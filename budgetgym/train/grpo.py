@@ -28,7 +28,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from budgetgym.core import read_jsonl, rollout, text_env, write_jsonl
+from budgetgym.core import agent_view, read_jsonl, rollout, text_env, write_jsonl
 from budgetgym.core.jsonl import dumps_line
 from budgetgym.train.policy import LinearSoftmaxPolicy
 from budgetgym.wrappers import BudgetMix
@@ -131,8 +131,8 @@ def _iteration(env: gym.Env, policy: LinearSoftmaxPolicy, task_ids: list[str], c
         for attempt in range(config.group_size):
             seed = int(rng.integers(2**31 - 1))
             observation, info = env.reset(seed=seed, options={"task_id": task_id})
-            policy.reset(env, observation, info, seed)
-            played = rollout(env, lambda o, i, e: policy.act(o, i), start=(observation, info))
+            policy.reset(env, observation, agent_view(info), seed)
+            played = rollout(env, lambda o, i, e: policy.act(o, agent_view(i)), start=(observation, info))
             group.append((played.total_reward, list(policy.trace)))
             successes.append(played.success)
             turns_all.append(played.turns)

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from budgetgym.core import agent_view
 from budgetgym.core.extras import MissingExtra
 from budgetgym.integrations.episode import BudgetSpec
 from budgetgym.integrations.trl import BudgetgymTRLEnv, TRLEnvironmentFactory, answer_text, system_message, trl_rows
@@ -89,12 +90,12 @@ def scripted_conversations(env_ids: Sequence[str], *, agent_p: float, episodes_p
                     row = {**row, "seed": seed + attempt}
                     observation = env.reset(**row)  # the episode TRL would start for this row
                     episode = env.episode
-                    agent.reset(episode.env, observation, episode.info, int(row["seed"]))
+                    agent.reset(episode.env, observation, agent_view(episode.info), int(row["seed"]))
                     own: list[bool] = []
 
                     def act(o: str, i: dict[str, Any], e: Any) -> str:
                         intended = text_env(e).oracle_action()
-                        action = agent.act(o, i)
+                        action = agent.act(o, agent_view(i))
                         own.append(intended is not None and action == intended)
                         return action
 

@@ -46,7 +46,8 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
     rendered as the env renders a turn (``> action`` then its observation), the mistake's included;
     see :func:`render_prefix` (cut at its start to the env's ``observation_limit``, so the
     observation fits the space with a budget's revealed text after it). ``info["injected_error"] = {"id", "kind", "description", "step"}``
-    and ``info["history"]`` lists the same: ``{"action": None, "observation": first}`` and then
+    (the runner's: an agent in the evaluation harness is handed :func:`budgetgym.core.agent_view`,
+    which leaves it out, since a description often names the fix) and ``info["history"]`` lists the same: ``{"action": None, "observation": first}`` and then
     the prefix's ``{"action", "observation"}`` pairs. Otherwise the reset is the env's own.
 
     ``split`` and ``tasks`` narrow the env's own tasks (as the env's ``split`` and ``task_ids`` do)

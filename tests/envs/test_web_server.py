@@ -151,7 +151,7 @@ def _playwright():
 @pytest.mark.parametrize("choices", ["oracle", "wrong_option"])
 def test_full_purchase_in_chromium_scores_as_the_text_env(server, choices):
     """Chromium starts a session, searches, opens an item, selects options and buys through the real
-    HTML; the reward shown and reported equals the text env's for the same choices."""
+    HTML; the score shown and reported, and the reward, equal the text env's for the same choices."""
     sync_playwright = _playwright()
     task_id = "web-test-0004"
     env = WebEnv()
@@ -167,9 +167,10 @@ def test_full_purchase_in_chromium_scores_as_the_text_env(server, choices):
         plan = [a if a != f"click[{value}]" else f"click[{other}]" for a in plan]
         env.reset(seed=0, options={"task_id": task_id})
         for action in plan:
-            _, text_reward, *_ = env.step(action)
+            _, text_reward, _, _, info = env.step(action)
     else:
-        text_reward = env.shop.page["reward"]
+        text_reward = 1.0
+    text_score = env.shop.page["reward"]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         try:
@@ -191,7 +192,8 @@ def test_full_purchase_in_chromium_scores_as_the_text_env(server, choices):
         finally:
             browser.close()
     state = status_of(server, base)
-    assert state["terminated"] and state["reward"] == pytest.approx(text_reward) == pytest.approx(shown, abs=1e-4)
+    assert state["terminated"] and state["score"] == pytest.approx(text_score) == pytest.approx(shown, abs=1e-4)
+    assert state["reward"] == text_reward == (1.0 if choices == "oracle" else 0.0) and 0 < text_score
     assert state["success"] is (choices == "oracle")
 
 

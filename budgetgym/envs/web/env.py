@@ -31,11 +31,14 @@ Observation Space:
     per element, and ``back`` when there is a page to go back to).
 
 Rewards:
-    Buying ends the episode. Its reward (``reward_mode="sparse"``) is the share of the asked
-    attributes, option values and price limit that the bought item meets, in [0, 1]; 0 when the
-    product type differs. Options count only when selected on the item page. A shopping list
-    scores the mean over its items of that share, each on the bought line of its type (0 when
-    none; lines of other types count for nothing). Success is a reward of 1.0.
+    Buying ends the episode. Its reward (``reward_mode="sparse"``) is 1.0 when the purchase meets
+    everything asked, else 0.0. WebShop's graded score is ``info["score"]`` on that step, in [0, 1]:
+    the share of the asked attributes, option values and price limit that the bought item meets; 0
+    when the product type differs. Options count only when selected on the item page. A shopping
+    list scores the mean over its items of that share, each on the bought line of its type (0 when
+    none; lines of other types count for nothing). Success is a score of 1.0. The score is
+    reported, not paid: shortcuts that never read the item (``title-overlap``) average 0.84 of it
+    on the test split while solving 43 of 150 tasks.
     ``reward_mode="progress"``: the change in ``info["progress"]``, a potential of the current
     state alone (so a step back gives back what the step forward paid, and a loop nets 0): per
     item, 0.25 while the open results page lists an item that meets it, 0.5 while such an item is
@@ -115,6 +118,7 @@ class WebEnv(TextEnv):
         "buy-cheapest": "budgetgym.eval.exploits.web:BuyCheapest",
         "top-hit-with-options": "budgetgym.eval.exploits.web:TopHitWithOptions",
         "reopen-and-leave": "budgetgym.eval.exploits.web:ReopenAndLeave",
+        "climb-progress": "budgetgym.eval.exploits.web:ClimbProgress",
     }
 
     def __init__(self, split: str | None = None, task_ids: list[str] | None = None, tasks=None,
@@ -182,9 +186,9 @@ class WebEnv(TextEnv):
         observation = render_text(shop.view())
         page = shop.page
         if page["kind"] == "done":
-            reward = page["reward"]
-            solved = reward == 1.0
-            return Outcome(observation, solved=solved, failed=not solved, reward=reward, progress=self.potential())
+            score = page["reward"]  # WebShop's name for its graded score
+            solved = score == 1.0
+            return Outcome(observation, solved=solved, failed=not solved, progress=self.potential(), score=score)
         return Outcome(observation, False, False, self.potential())  # positional: a keyword call costs more
 
     def potential(self) -> float:

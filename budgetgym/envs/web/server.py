@@ -12,7 +12,8 @@ Routes (``TOKEN`` is a random, unguessable session token; it is the only key to 
 * ``GET /s/TOKEN/``: the open page of the session;
 * ``POST /s/TOKEN/search`` (``query``), ``POST /s/TOKEN/click`` (``element``), ``POST /s/TOKEN/back``:
   one turn each; redirect back to the page (POST, then GET);
-* ``GET /s/TOKEN/status``: the episode as JSON (task, turn, budget, progress, reward, success);
+* ``GET /s/TOKEN/status``: the episode as JSON (task, turn, budget, progress, reward, WebShop's
+  score of a purchase, success);
 * ``POST /s/TOKEN/close``: ends the session.
 
 Safety: binds 127.0.0.1 unless told otherwise; request bodies over ``max_body`` bytes are refused
@@ -58,6 +59,7 @@ class Session:
     terminated: bool = False
     truncated: bool = False
     reward: float = 0.0
+    score: float | None = None  # WebShop's graded score of a purchase (info["score"])
     progress: float = 0.0
 
     def status(self) -> dict[str, Any]:
@@ -65,7 +67,7 @@ class Session:
         return {"task_id": env.task.id, "instruction": env.task.instruction, "turn": env.turn,
                 "max_turns": env.task.max_turns, "progress": self.progress, "terminated": self.terminated,
                 "truncated": self.truncated, "done": self.terminated or self.truncated, "reward": self.reward,
-                "success": self.terminated and self.reward == 1.0, "page": env.shop.page["kind"],
+                "score": self.score, "success": self.terminated and self.reward == 1.0, "page": env.shop.page["kind"],
                 "message": self.message}
 
     def step(self, call: dict[str, Any]) -> None:
@@ -74,6 +76,7 @@ class Session:
             return
         _, reward, self.terminated, self.truncated, info = self.env.step(json.dumps(call, ensure_ascii=False))
         self.reward = float(reward)
+        self.score = info.get("score")
         self.progress = info["progress"]
         self.message = info["action_error"] or self.env.last_error
 

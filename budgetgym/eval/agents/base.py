@@ -15,7 +15,9 @@ class Agent(Protocol):
     the current observation (the first one included) until the episode ends. ``env`` is handed over
     so an agent can read what a deployment would show it (``env.unwrapped.instructions``, the tools,
     a restored prefix); only the scripted baselines read the oracle. ``seed`` fixes every random
-    choice of the episode, so a sweep is reproducible whatever the executor.
+    choice of the episode, so a sweep is reproducible whatever the executor. ``info`` is
+    :func:`budgetgym.core.agent_view` of the env's: what a deployed agent is shown, never the
+    grader's fields (``progress``, ``success``, an injected mistake's description, a hidden budget).
 
     Optional attributes, read with :func:`agent_config`, :func:`reads_budget`, :func:`turn_details`
     and :func:`prepare_agent`: ``prepare()`` (called once before a run), ``config`` (a JSON-able dict of every option that changes behaviour;

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
-from budgetgym.core import rollout, text_env
+from budgetgym.core import agent_view, rollout, text_env
 from budgetgym.eval.agents.base import Agent, agent_config, prepare_agent
 from budgetgym.eval.episodes import continue_episode
 from budgetgym.eval.executors import Job, Record, Worker, WorkerSetup
@@ -44,8 +44,8 @@ def run_action_quality_job(worker: Worker, job: Job) -> Record:
     agent = worker.agents[job["agent"]]
     reference = worker.agents["reference"]
     observation, info = env.reset(seed=job["seed"], options={"snapshot": job["snapshot"]})
-    agent.reset(env, observation, info, job["seed"])
-    action = agent.act(observation, info)
+    agent.reset(env, observation, agent_view(info), job["seed"])
+    action = agent.act(observation, agent_view(info))
     _, _, terminated, truncated, info = env.step(action)
     if terminated or truncated:
         successes, rollouts = int(bool(info["success"])), 1

@@ -43,7 +43,8 @@ def matched_clean_snapshot(env: gym.Env[str, str], failure_state: Mapping[str, A
 def run_recovery_episode(worker: Worker, job: Job) -> Record:
     agent = worker.agents["agent"]
     if job["arm"] == "failure":
-        # Through the wrapper, so the agent gets info["injected_error"] and info["history"] as in training.
+        # Through the wrapper, so the agent gets the prefix as in training: in the observation and in
+        # info["history"]. info["injected_error"] is the runner's (its description often names the fix).
         env: gym.Env[str, str] = ErrorInjection(worker.env, states=[job["failure_state"]])
         observation, info = env.reset(seed=job["seed"], options={"task_id": job["task"]})
     else:
