@@ -10,7 +10,8 @@ Prints one JSON object; every figure comes from one run in one process, rounds i
 * for Docker, the engine's floor in the same run (one ``exec`` of ``true``): a reset is one archive
   upload into a warm container, so on a loaded engine it cannot beat that floor;
 * steps: a ``run_command`` step (``ls -la``) and a ``run_tests`` step through the env beside the
-  same command bare in the same sandbox (Docker: one ``docker exec`` in the episode's container;
+  same command bare in the same sandbox (Docker: one ``docker exec`` in the episode's container,
+  with the environment every sandboxed command gets, ``COMMAND_ENV``: no bytecode written;
   local: the sandbox's own bubblewrap command line), rounds interleaved, as wall-clock ratios of
   medians and of means (the work is in other processes), with the load beside them. ``run_tests``
   also measures progress on the grading tree (a second run, in a fresh container on Docker), once
@@ -62,8 +63,10 @@ def bench_steps(backend: str, rounds: int) -> dict:
 
     def bare(command: str):
         if backend == "docker":
+            from budgetgym.envs.coding.sandbox.docker_backend import COMMAND_ENV
+
             return lambda: sandbox.container.exec_run(["/bin/sh", "-c", command], user=sandbox.user,
-                                                      workdir=sandbox.workdir)
+                                                      workdir=sandbox.workdir, environment=COMMAND_ENV)
         argv = sandbox.command_line(["--bind", str(sandbox.workspace), sandbox.workdir], command)
         return lambda: subprocess.run(argv, cwd=str(sandbox.workspace), capture_output=True)
 

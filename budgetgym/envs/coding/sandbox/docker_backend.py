@@ -39,7 +39,8 @@ IMAGE = "budgetgym/coding-python:bookworm-1"
 USER = "1000:1000"
 LABEL = "budgetgym.coding"
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
-_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+#: The environment of every command run in a container (a benchmark's bare ``docker exec`` uses it too).
+COMMAND_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0", "TERM": "dumb"}
 # Runs inside the container: resolve a workspace path and refuse one that leaves the workspace.
 _RESOLVE = r"""
@@ -488,7 +489,7 @@ class DockerSandbox(Sandbox):
         api = self.client.api
         user, workdir = user or self.user, workdir or self.workdir
         exec_id = self._engine(api.exec_create, self.container.id, argv, user=user, workdir=workdir,
-                               environment=_ENV)["Id"]
+                               environment=COMMAND_ENV)["Id"]
         out, err = self._engine(api.exec_start, exec_id, demux=True)
         code = self._engine(api.exec_inspect, exec_id)["ExitCode"]
         return code, out or b"", err or b""
@@ -517,7 +518,7 @@ class DockerSandbox(Sandbox):
         else:
             argv = ["timeout", "-s", "KILL", f"{wall:g}", "/bin/sh", "-c", command]
         exec_id = self._engine(api.exec_create, self.container.id, argv, user=self.user, workdir=workdir,
-                               environment=_ENV)["Id"]
+                               environment=COMMAND_ENV)["Id"]
         from docker.utils.socket import frames_iter
 
         started = time.monotonic()
