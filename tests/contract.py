@@ -226,4 +226,4 @@ def check_bad_action_then_oracle(env, clean, task_id: str) -> None:
     env.step("{broken json")
     a, b = play(env, [None] * 10_000), play(clean, [None] * 10_000)
     assert [s[1] for s in a] == [s[1] for s in b]
-    assert a[-1][-1]["success"] and a[-1][-1]["turn"] == b[-1][-1]["turn"] + 1
+    assert a[-1][-1]["success"] and a[-1][-1]["turn"] == b[-1][-1]["turn"] + 1, (task_id, a[-1][1][-1500:])

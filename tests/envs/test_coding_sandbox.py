@@ -92,6 +92,26 @@ def test_memory_hog_is_contained(box):
     assert usable(box)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grading_runs_get_the_longer_wall_limit_and_the_same_cpu_limit(backend):
+    """A wait of 2 s is stopped in the agent's run (wall 1 s) and finishes in budgetgym's own grading
+    run (grading wall 6 s); a wait past that, or a loop past the CPU limit, is stopped there too."""
+    require(backend)
+    limits = Limits(wall_seconds=1, grading_wall_seconds=6, cpu_seconds=2, processes=32)
+    assert limits.wall(None) == 1 and limits.wall(None, grading=True) == 6 and limits.wall(0.5, grading=True) == 0.5
+    sandbox = make_sandbox(backend, limits=limits)
+    try:
+        sandbox.load(FILES)
+        assert sandbox.run("sleep 2; echo woke").timed_out
+        waited = sandbox.run_isolated({"t.sh": "sleep 2; echo woke\n"}, "sh t.sh")
+        assert not waited.timed_out and "woke" in waited.output
+        assert sandbox.run_isolated({"t.sh": "sleep 30\n"}, "sh t.sh").timed_out
+        looped = sandbox.run_isolated({"t.py": "while True: pass\n"}, "python3 t.py")
+        assert looped.exit_code != 0 and not looped.timed_out  # the CPU limit stopped it, not the clock
+    finally:
+        sandbox.close()
+
+
 def test_endless_loop_is_stopped(box):
     result = box.run("while true; do :; done", timeout=2)
     assert result.timed_out

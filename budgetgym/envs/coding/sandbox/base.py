@@ -31,6 +31,11 @@ class Limits:
 
     wall_seconds: float = 30.0
     cpu_seconds: int = 30
+    #: The wall limit of budgetgym's own runs (``run_isolated``: grading and its reference runs),
+    #: when above ``wall_seconds``. The CPU limit stops a loop there as anywhere; the wall limit only
+    #: stops a wait, and a loaded machine stretches a run's wall clock (a six grading run of 6-7 s
+    #: stopped at 30 s in a full test run and failed a correct submission), so a verdict gets room.
+    grading_wall_seconds: float = 120.0
     memory_bytes: int = 1 << 30
     processes: int = 64
     file_bytes: int = 16 << 20
@@ -41,6 +46,13 @@ class Limits:
     output_bytes: int = 16_384
     #: Past this much output the command is stopped: nobody reads a gigabyte of log.
     output_kill_bytes: int = 4 << 20
+
+
+    def wall(self, timeout: float | None, grading: bool = False) -> float:
+        """The wall limit of one run: ``wall_seconds`` (``grading``: the larger of it and
+        ``grading_wall_seconds``), lowered to ``timeout`` when one is given."""
+        limit = max(self.wall_seconds, self.grading_wall_seconds) if grading else self.wall_seconds
+        return limit if timeout is None else min(timeout, limit)
 
 
 @dataclass(frozen=True)

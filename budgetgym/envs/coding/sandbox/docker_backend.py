@@ -501,15 +501,14 @@ class DockerSandbox(Sandbox):
     # ------------------------------------------------------------------ commands
 
     def run(self, command: str, timeout: float | None = None) -> RunResult:
-        return self._run(command, self.workdir, timeout)
+        return self._run(command, self.workdir, self.limits.wall(timeout))
 
-    def _run(self, command: str, workdir: str, timeout: float | None) -> RunResult:
+    def _run(self, command: str, workdir: str, wall: float) -> RunResult:
         """One exec: the command under ``timeout -s KILL``; for a non-root user the same exec then
         ends every process of that user and writes the workspace's manifest (content hashes) and the
         command's exit status on its stderr, so that :meth:`files` reads the workspace back only when
         something changed, and no exec_inspect call is needed."""
         limits = self.limits
-        wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
         api = self.client.api
         cleans = self._uid != 0
         if cleans:
@@ -581,7 +580,7 @@ class DockerSandbox(Sandbox):
         try:
             grader.load({})
             grader.put_archive("/", _tar(files, uid=0, prefix="grade/", top="grade"))
-            return grader._run(command, "/grade", timeout)
+            return grader._run(command, "/grade", self.limits.wall(timeout, grading=True))
         finally:
             # Never used again: the verdict need not wait for the engine to remove it (0.1-0.6 s loaded).
             grader.close(wait=False)

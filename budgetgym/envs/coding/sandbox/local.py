@@ -386,7 +386,7 @@ class LocalSandbox(Sandbox):
         self._check_alive()
         bind = ["--bind", str(self.workspace), WORKDIR] if self.isolated else []
         cwd = str(self.workspace)
-        result = self._spawn(self.command_line(bind, command), cwd, timeout)
+        result = self._spawn(self.command_line(bind, command), cwd, self.limits.wall(timeout))
         over = self._workspace_size() - self.limits.workspace_bytes
         if over > 0:
             removed = self._trim_workspace(over)
@@ -403,16 +403,15 @@ class LocalSandbox(Sandbox):
         try:
             self._write_tree(grade, files, own=False)  # owned by this process's user: read-only to the sandbox
             bind = ["--ro-bind", str(grade), WORKDIR] if self.isolated else []
-            return self._spawn(self.command_line(bind, command), str(grade), timeout)
+            return self._spawn(self.command_line(bind, command), str(grade), self.limits.wall(timeout, grading=True))
         finally:
             shutil.rmtree(grade, ignore_errors=True)
 
     def grading_identity(self) -> tuple:
         return (*super().grading_identity(), self.python, self.isolated, self.as_root)
 
-    def _spawn(self, argv: list[str], cwd: str, timeout: float | None) -> RunResult:
+    def _spawn(self, argv: list[str], cwd: str, wall: float) -> RunResult:
         limits = self.limits
-        wall = limits.wall_seconds if timeout is None else min(timeout, limits.wall_seconds)
         # Unsandboxed, the command gets a session of its own: off any terminal, and killed as a group.
         # Under bubblewrap it needs neither: bwrap's --new-session detaches the command, and killing
         # bwrap ends its PID namespace (--die-with-parent), every process in it; a session per
