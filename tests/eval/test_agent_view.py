@@ -24,10 +24,12 @@ class Recorder:
 
     name = "recorder"
     seen: ClassVar[set[str]] = set()
+    first: ClassVar[list[tuple[int, str]]] = []  # (turns already played, the first observation) per episode
 
     def reset(self, env: gym.Env[str, str], observation: str, info: dict[str, Any], seed: int) -> None:
         self._env = text_env(env)
         Recorder.seen |= set(info)
+        Recorder.first.append((self._env.turn, observation))
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         Recorder.seen |= set(info)
@@ -36,7 +38,7 @@ class Recorder:
 
 @pytest.fixture(autouse=True)
 def _fresh_recorder():
-    Recorder.seen = set()
+    Recorder.seen, Recorder.first = set(), []
 
 
 def test_agent_view_keeps_the_policy_fields_only():
@@ -58,13 +60,17 @@ def test_an_episode_hands_the_agent_no_grader_field():
     assert {"tools", "history", "turn"} <= Recorder.seen <= AGENT_INFO_KEYS, Recorder.seen
 
 
-def test_the_recovery_probe_hides_the_mistakes_description():
+def test_the_recovery_probe_hides_the_mistakes_description_and_shows_both_arms_their_prefix():
     env = gym.make(WEB, split="test")
     states = [s for s in text_env(env).failure_states() if s["kind"] == "far_page"][:2]
     env.close()
     result = run_recovery_probe(WEB, Recorder(), states=states, attempts=1, bootstrap=10)
     assert len(result["episodes"]) == 4
     assert "history" in Recorder.seen and "injected_error" not in Recorder.seen, Recorder.seen
+    # Failure and clean arm alike: the instructions and every turn played so far, rendered.
+    assert len(Recorder.first) == 4
+    for turns, observation in Recorder.first:
+        assert turns > 0 and observation.startswith("Instruction:") and observation.count("\n> ") == turns
 
 
 def test_run_attempts_hands_the_agent_no_grader_field():

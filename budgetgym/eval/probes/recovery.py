@@ -2,7 +2,9 @@
 
 Each curated failure state (``ErrorInjection``) is paired with its matched clean state: the same
 task, reached by the oracle with the same seed, at the same turn, so both arms have the same turns
-left and differ only by the mistake. The agent runs ``attempts`` episodes from each, with the same
+left and differ only by the mistake. Both arms start through :class:`ErrorInjection`, so the agent
+sees each prefix alike (rendered in the first observation, listed in ``info["history"]``) and never
+the mistake's description. The agent runs ``attempts`` episodes from each, with the same
 seeds in both arms (common random numbers); the report gives both success rates per failure kind.
 A failure state whose task the oracle solves before that turn has no clean twin and is skipped
 (and counted as such).
@@ -42,14 +44,13 @@ def matched_clean_snapshot(env: gym.Env[str, str], failure_state: Mapping[str, A
 
 def run_recovery_episode(worker: Worker, job: Job) -> Record:
     agent = worker.agents["agent"]
-    if job["arm"] == "failure":
-        # Through the wrapper, so the agent gets the prefix as in training: in the observation and in
-        # info["history"]. info["injected_error"] is the runner's (its description often names the fix).
-        env: gym.Env[str, str] = ErrorInjection(worker.env, states=[job["failure_state"]])
-        observation, info = env.reset(seed=job["seed"], options={"task_id": job["task"]})
-    else:
-        env = worker.env
-        observation, info = env.reset(seed=job["seed"], options={"snapshot": job["snapshot"]})
+    # Both arms through the wrapper, so the agent gets each prefix alike, as in training: in the
+    # observation and in info["history"]; the arms differ by the mistake alone. info["injected_error"]
+    # is the runner's (a description often names the fix): agents are handed agent_view(info).
+    state = job["failure_state"] if job["arm"] == "failure" else \
+        {"id": job["state"], "task_id": job["task"], "kind": job["kind"], "snapshot": job["snapshot"]}
+    env: gym.Env[str, str] = ErrorInjection(worker.env, states=[state])
+    observation, info = env.reset(seed=job["seed"], options={"task_id": job["task"]})
     result = continue_episode(env, agent, observation, info, seed=job["seed"])
     return {"arm": job["arm"], "state": job["state"], "kind": job["kind"], "task": job["task"],
             "attempt": job["attempt"], "seed": job["seed"], "agent": agent.name, "agent_config": agent_config(agent),
