@@ -250,11 +250,32 @@ def test_gaming_the_tests_does_not_win(env, exploit):
             "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
             "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n"))],
     }[exploit]
-    for action in steps:
+    for action in [*steps, call("run_tests")]:
         env.step(action)
     observation, reward, terminated, truncated, info = env.step(call("submit"))
     assert terminated and reward == 0.0 and not info["success"], observation
     assert "not resolved" in observation
+
+
+def test_a_submission_needs_a_test_run_of_the_repository_as_it_is(env):
+    """An untested submission (never tested, or changed since the last run, through a tool or a
+    command) is refused: the turn is spent, nothing is graded, the episode goes on; so the oracle's
+    test run is one the rules ask for and ``1x`` is the shortest solution."""
+    task = first_task()
+    bug = task["bug"]
+    env.reset(options={"task_id": task.id})
+    refusals = []
+    for action in [call("replace_in_file", path=bug["path"], old=bug["buggy"], new=bug["fixed"]), call("submit"),
+                   call("run_tests"), call("run_command", command=f"echo >> {bug['path']}"), call("submit"),
+                   call("run_command", command="ls"), call("run_tests")]:
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert not (terminated or truncated) and reward == 0.0, observation
+        if action == call("submit"):
+            refusals.append(observation)
+            assert observation.startswith("Error: run_tests first") and env.unwrapped.ws.verdict is None
+    assert len(refusals) == 2
+    observation, reward, terminated, truncated, info = env.step(call("submit"))
+    assert terminated and reward == 1.0 and info["success"], observation
 
 
 def test_running_out_of_turns_without_a_submission_is_unsolved(env):

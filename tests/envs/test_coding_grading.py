@@ -112,7 +112,8 @@ def test_a_distrusted_grading_run_measures_no_progress(backend, agent):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_submissions_grading_measures_progress_so_a_fix_undone_after_the_tests_pays_back(backend):
     """Visible tests: progress was measured at run_tests only; fix, run the tests (+1.0), put the bug
-    back and submit kept the whole return on a failed episode. The grading measures it too."""
+    back and submit kept the whole return on a failed episode. The test run a submission needs
+    measures it, and so does the grading."""
     require(backend)
     env = gym.make("budgetgym/Coding-v0", backend=backend, reward_mode="progress")
     try:
@@ -120,8 +121,9 @@ def test_the_submissions_grading_measures_progress_so_a_fix_undone_after_the_tes
         bug = TASK["bug"]
         rewards = [env.step(json.dumps({"name": name, "arguments": arguments}))[1] for name, arguments in (
             ("replace_in_file", {"path": bug["path"], "old": bug["buggy"], "new": bug["fixed"]}), ("run_tests", {}),
-            ("replace_in_file", {"path": bug["path"], "old": bug["fixed"], "new": bug["buggy"]}), ("submit", {}))]
-        assert rewards == [0.0, 1.0, 0.0, -1.0] and not env.unwrapped.ws.verdict[0]
+            ("replace_in_file", {"path": bug["path"], "old": bug["fixed"], "new": bug["buggy"]}), ("run_tests", {}),
+            ("submit", {}))]
+        assert rewards == [0.0, 1.0, 0.0, -1.0, 0.0] and not env.unwrapped.ws.verdict[0]
     finally:
         env.close()
 

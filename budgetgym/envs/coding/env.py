@@ -16,7 +16,10 @@ Action Space:
     object ``{"name": ..., "arguments": {...}}`` or a list of them, ``<tool_call>`` blocks, or call
     syntax). Tools: ``run_command(command, timeout?)``, ``view_file(path, start_line?, end_line?)``,
     ``search(query, path?)``, ``replace_in_file(path, old, new)`` (old must occur exactly once),
-    ``create_file(path, content, overwrite?)``, ``run_tests()``, ``submit()``. A malformed call, a
+    ``create_file(path, content, overwrite?)``, ``run_tests()``, ``submit()``. ``submit`` takes a
+    repository whose tests the agent ran as it is (the instructions' order, made a rule so that the
+    oracle's test run is one the rules ask for: an untested submission is refused and changes
+    nothing; ``1x`` is then the shortest solution). A malformed call, a
     path outside the workspace, an edit whose target is absent or not unique, or a command past its
     time limit costs the turn, says what was wrong and changes nothing else.
 
@@ -181,7 +184,8 @@ class CodingEnv(TextEnv):
     instructions = (
         "You are a software engineer fixing an issue in a Python repository, working through tools in a "
         "sandbox (no network). Find the cause, fix the library's source code (not the tests), check your fix "
-        "with run_tests, and call submit when the tests pass. Paths are relative to the repository root. "
+        "with run_tests, and call submit when the tests pass (submit takes only a repository whose tests you "
+        "ran as it is now). Paths are relative to the repository root. "
         "replace_in_file needs the exact text, once in the file. Submitting ends the episode: hidden tests "
         "then decide, on fresh copies of the test files."
     )
