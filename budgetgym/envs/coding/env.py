@@ -17,9 +17,9 @@ Action Space:
     syntax). Tools: ``run_command(command, timeout?)``, ``view_file(path, start_line?, end_line?)``,
     ``search(query, path?)``, ``replace_in_file(path, old, new)`` (old must occur exactly once),
     ``create_file(path, content, overwrite?)``, ``run_tests()``, ``submit()``. ``submit`` takes a
-    repository whose tests the agent ran as it is (the instructions' order, made a rule so that the
-    oracle's test run is one the rules ask for: an untested submission is refused and changes
-    nothing; ``1x`` is then the shortest solution). A malformed call, a
+    repository whose tests the agent ran as it is (the instructions' order, made a rule: an
+    untested submission is refused and changes nothing, so the oracle's test run is a turn the
+    rules require, not one a confident agent could save). A malformed call, a
     path outside the workspace, an edit whose target is absent or not unique, or a command past its
     time limit costs the turn, says what was wrong and changes nothing else.
 
