@@ -2,8 +2,8 @@
 
 from budgetgym.core.actions import MAX_CALLS_PER_STEP, Action, ActionError, ToolCall, expected_forms, parse_action
 from budgetgym.core.budgets import full_budget
-from budgetgym.core.env import (AGENT_INFO_KEYS, SNAPSHOT_FORMAT, BackendUnavailable, Outcome, SnapshotError, TextEnv, check_backend,
-                                agent_view, render_action, text_env)
+from budgetgym.core.env import (AGENT_INFO_KEYS, SNAPSHOT_FORMAT, BackendUnavailable, Outcome, SnapshotError, TextEnv,
+                                agent_view, check_backend, render_action, text_env)
 from budgetgym.core.jsonl import Record, read_jsonl, write_jsonl
 from budgetgym.core.limits import LimitExceeded, Limits, SizeLimitExceeded, TimeLimitExceeded
 from budgetgym.core.rollout import Rollout, oracle_policy, rollout
@@ -13,10 +13,10 @@ from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
 from budgetgym.core.tools import Tool, ToolError, object_schema, tool_map
 
 __all__ = [
-    "AGENT_INFO_KEYS", "MAX_CALLS_PER_STEP", "Action", "ActionError", "BackendUnavailable", "LimitExceeded", "Limits", "Outcome",
-    "Record", "Rollout",
+    "AGENT_INFO_KEYS", "MAX_CALLS_PER_STEP", "Action", "ActionError", "BackendUnavailable", "LimitExceeded", "Limits",
+    "Outcome", "Record", "Rollout",
     "SNAPSHOT_FORMAT", "SizeLimitExceeded", "SnapshotError", "Task", "TaskSet", "TextEnv", "TimeLimitExceeded",
-    "Tool", "ToolCall", "ToolError", "UnicodeText", "agent_view", "check_backend", "copy_state", "expected_forms", "full_budget",
-    "load_failure_states", "load_tasks", "object_schema", "oracle_policy", "parse_action", "read_jsonl",
+    "Tool", "ToolCall", "ToolError", "UnicodeText", "agent_view", "check_backend", "copy_state", "expected_forms",
+    "full_budget", "load_failure_states", "load_tasks", "object_schema", "oracle_policy", "parse_action", "read_jsonl",
     "render_action", "rollout", "text_env", "tool_map", "write_jsonl",
 ]

@@ -45,10 +45,11 @@ class ErrorInjection(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructo
     first observation (the instructions and the first request) and every turn of the prefix, each
     rendered as the env renders a turn (``> action`` then its observation), the mistake's included;
     see :func:`render_prefix` (cut at its start to the env's ``observation_limit``, so the
-    observation fits the space with a budget's revealed text after it). ``info["injected_error"] = {"id", "kind", "description", "step"}``
-    (the runner's: an agent in the evaluation harness is handed :func:`budgetgym.core.agent_view`,
-    which leaves it out, since a description often names the fix) and ``info["history"]`` lists the same: ``{"action": None, "observation": first}`` and then
-    the prefix's ``{"action", "observation"}`` pairs. Otherwise the reset is the env's own.
+    observation fits the space with a budget's revealed text after it).
+    ``info["injected_error"] = {"id", "kind", "description", "step"}`` (the runner's: an agent in
+    the evaluation harness is handed :func:`budgetgym.core.agent_view`, which leaves it out, since a
+    description often names the fix) and ``info["history"]`` lists the same: ``{"action": None,
+    "observation": first}`` and then the prefix's ``{"action", "observation"}`` pairs. Otherwise the reset is the env's own.
 
     ``split`` and ``tasks`` narrow the env's own tasks (as the env's ``split`` and ``task_ids`` do)
     to those whose failure states are used, e.g. the test split's for a held-out recovery probe.

@@ -242,8 +242,8 @@ class Workspace(SandboxWorkspace):
         # The instructions' own order made a rule: a submission is of a repository whose tests the
         # agent ran as it is now. Without it, "1x" would count a turn the rules do not ask for.
         if not self.tested:
-            raise ToolError("run_tests first: the files changed since the tests last ran (or they never ran), "
-                            "and a submission is of a repository whose tests you ran as it is now. Nothing was submitted.")
+            raise ToolError("run_tests first: the files changed since the tests last ran (or they never ran), and a "
+                            "submission is of a repository whose tests you ran as it is now. Nothing was submitted.")
         self.verdict = self.grade()
         return "Submitted. " + self.verdict[1]
 

@@ -44,8 +44,9 @@ def run_action_quality_job(worker: Worker, job: Job) -> Record:
     agent = worker.agents[job["agent"]]
     reference = worker.agents["reference"]
     observation, info = env.reset(seed=job["seed"], options={"snapshot": job["snapshot"]})
-    agent.reset(env, observation, agent_view(info), job["seed"])
-    action = agent.act(observation, agent_view(info))
+    view = agent_view(info)
+    agent.reset(env, observation, view, job["seed"])
+    action = agent.act(observation, view)
     _, _, terminated, truncated, info = env.step(action)
     if terminated or truncated:
         successes, rollouts = int(bool(info["success"])), 1

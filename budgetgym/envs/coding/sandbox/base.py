@@ -47,7 +47,6 @@ class Limits:
     #: Past this much output the command is stopped: nobody reads a gigabyte of log.
     output_kill_bytes: int = 4 << 20
 
-
     def wall(self, timeout: float | None, grading: bool = False) -> float:
         """The wall limit of one run: ``wall_seconds`` (``grading``: the larger of it and
         ``grading_wall_seconds``), lowered to ``timeout`` when one is given."""

@@ -40,8 +40,9 @@ USER = "1000:1000"
 LABEL = "budgetgym.coding"
 OWNER = f"{socket.gethostname()}:{os.getpid()}"
 #: The environment of every command run in a container (a benchmark's bare ``docker exec`` uses it too).
-COMMAND_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0", "TERM": "dumb"}
+COMMAND_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+               "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0",
+               "TERM": "dumb"}
 # Runs inside the container: resolve a workspace path and refuse one that leaves the workspace.
 _RESOLVE = r"""
 import os, sys
