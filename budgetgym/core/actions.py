@@ -36,6 +36,9 @@ from budgetgym.core.tools import Tool
 
 @dataclass(frozen=True, init=False)
 class ToolCall:
+    """One call of a tool by name. A parsed call is shared (an env keeps the parse of each text it
+    sees): read its ``arguments``, never change them."""
+
     name: str
     arguments: Mapping[str, Any]
 

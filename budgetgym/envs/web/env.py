@@ -68,6 +68,7 @@ import re
 from typing import Any, Sequence
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall
+from budgetgym.core.caches import keep_bounded
 from budgetgym.envs.web.catalogue import Catalogue, load_catalogue
 from budgetgym.envs.web.goal import Goal, Order
 from budgetgym.envs.web.shop import ADD, BUY, Shop, ShopError, render_text
@@ -79,6 +80,7 @@ _NEXT = frozenset({"next page", "next", "next_page", "next_page()"})
 SEARCH_TEMPLATE = "search[<query>]"
 _PAGES_KEPT = 4096  # pages whose actions an env keeps (the oldest forgotten first), as the search's queries
 _FOUND_KEPT = 4096  # results pages whose potential milestone an env keeps, likewise
+_CARTS_KEPT = 4096  # carts whose reading by the potential an env keeps, likewise
 
 # progress milestones of the good path, per goal
 FOUND, OPENED, OPTIONS_SET = 0.25, 0.5, 0.4
@@ -87,15 +89,6 @@ READY = OPENED + OPTIONS_SET  # an item that meets the goal, its options set (or
 
 def _call(name: str, **arguments: str) -> Action:
     return Action(calls=(ToolCall(name, arguments),))
-
-
-def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> Any:
-    """Store ``value`` under ``key`` in ``cache``, the oldest entry forgotten first once it holds
-    ``limit``; return ``value``."""
-    if len(cache) >= limit:
-        del cache[next(iter(cache))]
-    cache[key] = value
-    return value
 
 
 class WebEnv(TextEnv):
@@ -144,6 +137,7 @@ class WebEnv(TextEnv):
         # Shop's contract), the task and the order are the same objects: a step that leaves the cart
         # as it was (all but adding to it) reads the goal being shopped for without working it out.
         self._shopping: tuple[Any, ...] = (None,) * 8
+        self._cart_readings: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     # ------------------------------------------------------------------ episode
 
@@ -215,7 +209,7 @@ class WebEnv(TextEnv):
             key = (task.id, index, page["query"], page["page"])
             found = self._found.get(key)
             if found is None:
-                found = _keep(self._found, key, not fitting.isdisjoint(shop.page_results()), _FOUND_KEPT)
+                found = keep_bounded(self._found, key, not fitting.isdisjoint(shop.page_results()), _FOUND_KEPT)
             if found:
                 milestone = FOUND
         elif kind == "item" and page["product"] in fitting:
@@ -233,17 +227,23 @@ class WebEnv(TextEnv):
         it is for, READY times the goals met, the goal being shopped for (the first the cart does
         not meet, as Shop.goal), its fitting products and asked options (None, None when all are
         met; the options as (group, value) pairs), and the number of goals."""
-        task, goals = self.task, shop.order.goals
-        if shop.cart:
-            met = shop.met()
+        task, cart = self.task, shop.cart
+        # Kept per task and cart content (each reset's cart is a new empty list, each Add to Cart a
+        # new list), so a cart seen before in the task costs its key, not the goals' checks.
+        key = (task.id, *((line["product"], *line["selected"].items()) for line in cart))
+        read = self._cart_readings.get(key)
+        if read is None:
+            goals = shop.order.goals
+            met = shop.met() if cart else (False,) * len(goals)  # a single goal's cart is always empty
             count = sum(met)
             if count == len(goals):
-                return (shop.cart, task, shop.order, READY * count, 0, None, None, len(goals))
-            index = met.index(False)
-        else:
-            count = index = 0  # nothing met yet (a single goal's cart is always empty)
-        return (shop.cart, task, shop.order, READY * count, index, self.fitting(task)[index],
-                tuple(goals[index].options.items()), len(goals))
+                read = (READY * count, 0, None, None, len(goals))
+            else:
+                index = met.index(False)
+                read = (READY * count, index, self.fitting(task)[index], tuple(goals[index].options.items()),
+                        len(goals))
+            keep_bounded(self._cart_readings, key, read, _CARTS_KEPT)
+        return (cart, task, shop.order, *read)
 
     def fitting(self, task: Task) -> tuple[frozenset[str], ...]:
         """For each goal of ``task``'s order, the ids of the catalogue's products that can meet it
@@ -297,7 +297,7 @@ class WebEnv(TextEnv):
         key = (kind, page["query"], page["page"]) if kind == "results" else (kind, page.get("product"), shop.order.is_list)
         page_actions = self._page_actions.get(key)
         if page_actions is None:
-            page_actions = _keep(self._page_actions, key,
+            page_actions = keep_bounded(self._page_actions, key,
                                  (SEARCH_TEMPLATE, *(f"click[{label}]" for label in shop.elements())), _PAGES_KEPT)
         actions = list(page_actions)
         if shop.history:
