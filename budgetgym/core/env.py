@@ -56,7 +56,7 @@ _MAX_RECORDED_ACTION = 1 << 20
 _SCHEMA_CHECKED_KEPT = 4096
 #: Action texts a TextEnv keeps the parse of (the oldest forgotten first), and the longest it keeps.
 _PARSES_KEPT = 4096
-_PARSED_TEXT_MAX = 1024
+_PARSED_TEXT_MAX = 512
 
 
 class SnapshotError(ValueError):
@@ -268,10 +268,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         # Digests of snapshots whose state passed the state schema here: the same bytes again need
         # no second validation (any edit changes the digest, and is checked in full).
         self._schema_checked: dict[str, None] = {}
-        # The calls and message each action text parsed to, for the tools they were parsed against
-        # (_parse): the parse is a function of the text, the tools and the env's class-level rules.
-        self._parses: dict[str, tuple[tuple[ToolCall, ...], str]] = {}
-        self._parses_tools: Mapping[str, Tool] | None = None
+        # The tools of the moment, and the calls and message each action text parsed to against them
+        # (_parse). New tools get a new dict, never the old one cleared: a restore's sibling shares
+        # this env's attributes until the swap, and a refused restore must leave these as they were.
+        self._parses: tuple[Mapping[str, Tool] | None, dict[str, tuple[tuple[ToolCall, ...], str]]] = (None, {})
 
     # ------------------------------------------------------------------ the family's part
 
@@ -527,10 +527,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         # (``_parse_bare`` reads the text alone): a text parsed before against the same tools costs a
         # lookup. Each call gets a new Action (families may tell turns apart by identity); the calls
         # are shared, read-only (``ToolCall``). A refused text is parsed again each time.
-        parses = self._parses
-        if tools is not self._parses_tools:
-            parses.clear()
-            self._parses_tools = tools
+        parsed_for, parses = self._parses
+        if tools is not parsed_for:
+            parses = {}
+            self._parses = (tools, parses)
         known = parses.get(text)
         if known is not None:
             return Action(*known)

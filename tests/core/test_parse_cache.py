@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from budgetgym.core import ActionError, parse_action
+from budgetgym.core import ActionError, Tool, parse_action
 from budgetgym.core import env as core_env
 from tests.toy_env import ADD, SAY, CounterEnv
 
@@ -49,18 +49,34 @@ def test_a_refusal_is_not_kept_and_is_refused_again_alike():
     with pytest.raises(ActionError) as again:
         env.parse("add 7")
     assert str(again.value) == str(first.value)
-    assert "add 7" not in env._parses
+    assert "add 7" not in env._parses[1]
 
 
 def test_the_kept_parses_are_bounded_and_long_texts_are_not_kept():
     env = fresh_env()
     for n in range(core_env._PARSES_KEPT + 50):
         env.parse(f'say(text="{n}")')
-    assert len(env._parses) == core_env._PARSES_KEPT
-    assert 'say(text="0")' not in env._parses  # the oldest forgotten first
+    assert len(env._parses[1]) == core_env._PARSES_KEPT
+    assert 'say(text="0")' not in env._parses[1]  # the oldest forgotten first
     long_text = 'say(text="' + "x" * core_env._PARSED_TEXT_MAX + '")'
     assert env.parse(long_text).calls[0].arguments["text"] == "x" * core_env._PARSED_TEXT_MAX
-    assert long_text not in env._parses
+    assert long_text not in env._parses[1]
+
+
+def test_a_sibling_with_other_tools_leaves_this_envs_parses_as_they_were():
+    # A restore rebuilds the episode on a sibling (a shallow copy) and swaps only on success: a
+    # refused restore whose replay met other tools must not leave their parses in this env.
+    env = fresh_env()
+    assert env.parse('say(text="hi")').calls[0].name == "say"
+    sibling = env._sibling()
+    sibling.tools = {"add": ADD, "say": Tool("say", "Say a number.", {
+        "type": "object", "properties": {"text": {"type": "integer"}}, "required": ["text"]})}
+    with pytest.raises(ActionError):
+        sibling.parse('say(text="hi")')
+    assert sibling.parse("say(text=3)").calls[0].arguments == {"text": 3}
+    assert env.parse('say(text="hi")').calls[0].arguments == {"text": "hi"}  # this env's tools, still
+    with pytest.raises(ActionError):
+        env.parse("say(text=3)")
 
 
 def test_a_step_reads_a_kept_parse_as_it_read_the_first():
