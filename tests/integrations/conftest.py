@@ -1,44 +1,13 @@
-"""Shared by the integration tests: the shipped family ids and, per id, one cheap probe task."""
+"""Fixtures of the integration tests (their helpers: ``integration_support``)."""
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
-
-import budgetgym
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-#: Every shipped family (adapters to outside benchmarks excluded): families that register later are
-#: covered as they land.
-FAMILY_IDS = [entry.id for entry in budgetgym.REGISTRY if not entry.adapter]
-
-
-@dataclass(frozen=True)
-class Probe:
-    env_id: str
-    task_id: str
-    oracle_turns: int
-    max_turns: int
-    split: str
-
-
-def probe_task(env_id: str) -> Probe:
-    """The task with the fewest oracle turns of at least 2 (so a cap one turn short still leaves a
-    turn to play), from the test split where there is one."""
-    env = gym.make(env_id)
-    try:
-        tasks = env.unwrapped.all_tasks
-        split = "test" if "test" in tasks.splits else tasks.splits[0]
-        candidates = [t for t in tasks.select(split) if (t.oracle_turns or 0) >= 2]
-        if not candidates:
-            pytest.skip(f"{env_id} has no task whose oracle takes 2 turns or more")
-        task = min(candidates, key=lambda t: (t.oracle_turns, t.id))
-        return Probe(env_id, task.id, task.oracle_turns, task.max_turns, split)
-    finally:
-        env.close()
+from integration_support import FAMILY_IDS, Probe, probe_task  # noqa: E402
 
 
 @pytest.fixture(params=FAMILY_IDS, scope="module")

@@ -13,7 +13,7 @@ import pytest
 
 from budgetgym.core.jsonl import read_jsonl
 from budgetgym.wrappers import BudgetMix, TurnBudget
-from conftest import FAMILY_IDS
+from integration_support import FAMILY_IDS
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = [("sync", {}), ("async", {"shared_memory": False})]

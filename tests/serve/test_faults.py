@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 
 from budgetgym.serve.client import RemoteEnv
 from budgetgym.serve.server import ServeConfig
-from conftest import FC, TOKEN, child_server, running
+from serve_support import FC, TOKEN, child_server, running
 
 
 def session(url: str, token: str | None = TOKEN):

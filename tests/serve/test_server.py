@@ -16,7 +16,7 @@ import budgetgym
 from budgetgym.core import text_env
 from budgetgym.serve.client import RemoteEnv, RemoteEnvError
 from budgetgym.serve.server import ServeConfig, Server
-from conftest import FC, TOKEN
+from serve_support import FC, TOKEN
 from contract import BAD_ACTIONS, action_sequence
 
 
