@@ -36,8 +36,8 @@ from budgetgym.core.tools import Tool
 
 @dataclass(frozen=True, init=False)
 class ToolCall:
-    """One call of a tool by name. A parsed call is shared (an env keeps the parse of each text it
-    sees): read its ``arguments``, never change them."""
+    """One call of a tool by name. An env keeps the parse of each text it sees (``TextEnv._parse``):
+    the calls it hands out again hold their ``arguments`` read-only."""
 
     name: str
     arguments: Mapping[str, Any]

@@ -31,6 +31,7 @@ import hashlib
 import json
 import math
 import random
+from collections import OrderedDict
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any, ClassVar, Collection, Mapping, Sequence
@@ -44,7 +45,7 @@ from budgetgym.core.caches import keep_bounded
 from budgetgym.core.schemas import validator_for
 from budgetgym.core.spaces import UnicodeText
 from budgetgym.core.tasks import Task, TaskSet, load_failure_states, load_tasks
-from budgetgym.core.tools import Tool
+from budgetgym.core.tools import FrozenDict, Tool
 
 SNAPSHOT_FORMAT = "budgetgym.snapshot/1"
 _SEED_BOUND = 2**31 - 1
@@ -57,6 +58,7 @@ _SCHEMA_CHECKED_KEPT = 4096
 #: Action texts a TextEnv keeps the parse of (the oldest forgotten first), and the longest it keeps.
 _PARSES_KEPT = 4096
 _PARSED_TEXT_MAX = 512
+_FLAT = frozenset({str, int, float, bool, type(None)})  # argument values a kept parse may hold
 
 
 class SnapshotError(ValueError):
@@ -267,11 +269,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._ready = False
         # Digests of snapshots whose state passed the state schema here: the same bytes again need
         # no second validation (any edit changes the digest, and is checked in full).
-        self._schema_checked: dict[str, None] = {}
+        self._schema_checked: OrderedDict[str, None] = OrderedDict()
         # The tools of the moment, and the calls and message each action text parsed to against them
         # (_parse). New tools get a new dict, never the old one cleared: a restore's sibling shares
         # this env's attributes until the swap, and a refused restore must leave these as they were.
-        self._parses: tuple[Mapping[str, Tool] | None, dict[str, tuple[tuple[ToolCall, ...], str]]] = (None, {})
+        self._parses: tuple[Mapping[str, Tool] | None, OrderedDict[str, tuple[tuple[ToolCall, ...], str]]] = (
+            None, OrderedDict())
 
     # ------------------------------------------------------------------ the family's part
 
@@ -525,11 +528,12 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         # a group's attempts: 66% of a noisy oracle's Web actions over 50 tasks, 87% over 8 attempts
         # each), and the parse is a function of the text, the tools and the env's class-level rules
         # (``_parse_bare`` reads the text alone): a text parsed before against the same tools costs a
-        # lookup. Each call gets a new Action (families may tell turns apart by identity); the calls
-        # are shared, read-only (``ToolCall``). A refused text is parsed again each time.
+        # lookup. Each call gets a new Action (families may tell turns apart by identity) around the
+        # kept calls, whose arguments are read-only and flat (a parse with a list or an object for an
+        # argument is not kept: a tool may change what it is handed). Refusals are parsed again.
         parsed_for, parses = self._parses
         if tools is not parsed_for:
-            parses = {}
+            parses = OrderedDict()
             self._parses = (tools, parses)
         known = parses.get(text)
         if known is not None:
@@ -537,7 +541,13 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         action = parse_action(text, tools, bare=self._parse_bare, allow_message=self.accepts_messages,
                               max_calls=self.max_calls_per_turn, rule=self._action_rule)
         if len(text) <= _PARSED_TEXT_MAX:
-            keep_bounded(parses, text, (action.calls, action.message), _PARSES_KEPT)
+            kept = []
+            for call in action.calls:
+                arguments = call.arguments
+                if not _FLAT.issuperset(map(type, arguments.values())):
+                    return action
+                kept.append(ToolCall(call.name, FrozenDict(arguments)))
+            keep_bounded(parses, text, (tuple(kept), action.message), _PARSES_KEPT)
         return action
 
     @functools.cached_property

@@ -26,10 +26,24 @@ def direct(env: CounterEnv, text: str):
 
 def test_a_text_parsed_again_is_the_same_calls_in_a_new_action():
     env = fresh_env()
-    first, again = env.parse("add 2"), env.parse("add 2")
-    assert again == first == direct(env, "add 2")
-    assert again is not first  # families may tell turns apart by the Action's identity
-    assert again.calls[0] is first.calls[0]  # the kept calls themselves, shared read-only
+    first, again, third = env.parse("add 2"), env.parse("add 2"), env.parse("add 2")
+    assert third == again == first == direct(env, "add 2")
+    assert third is not again  # families may tell turns apart by the Action's identity
+    assert third.calls[0] is again.calls[0]  # the kept calls themselves, shared
+    with pytest.raises(TypeError, match="read-only"):
+        again.calls[0].arguments["n"] = 3  # so nobody can change what the next turn runs
+    assert env.step("add 2")[0] == "Counter: 2."
+
+
+def test_a_parse_with_a_list_or_an_object_for_an_argument_is_not_kept():
+    # A tool may change a list it is handed (its keyword arguments are a copy, their values are not).
+    env = fresh_env()
+    env.tools = {"add": ADD, "say": SAY, "log": Tool("log", "Log values.", {
+        "type": "object", "properties": {"values": {"type": "array"}}, "required": ["values"]})}
+    first = env.parse('log(values=["a"])')
+    first.calls[0].arguments["values"].append("b")
+    assert env.parse('log(values=["a"])').calls[0].arguments == {"values": ["a"]}
+    assert 'log(values=["a"])' not in env._parses[1]
 
 
 def test_a_kept_parse_is_dropped_when_the_tools_change():

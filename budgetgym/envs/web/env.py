@@ -65,6 +65,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import OrderedDict
 from typing import Any, Sequence
 
 from budgetgym.core import Action, Outcome, SnapshotError, Task, TextEnv, ToolCall
@@ -130,14 +131,14 @@ class WebEnv(TextEnv):
         # number, an item page from its product and whether the order is a list), and the catalogue
         # is the env's for good: kept per page content, so a page seen before costs a lookup and a
         # copy, not a string per element.
-        self._page_actions: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self._page_actions: OrderedDict[tuple[Any, ...], tuple[str, ...]] = OrderedDict()
         # Whether a results page lists an item that can meet the goal being shopped for (potential).
-        self._found: dict[tuple[str, int, str, int], bool] = {}
+        self._found: OrderedDict[tuple[str, int, str, int], bool] = OrderedDict()
         # What the potential reads of the cart, kept while the cart (replaced, never changed in place:
         # Shop's contract), the task and the order are the same objects: a step that leaves the cart
         # as it was (all but adding to it) reads the goal being shopped for without working it out.
         self._shopping: tuple[Any, ...] = (None,) * 8
-        self._cart_readings: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._cart_readings: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
 
     # ------------------------------------------------------------------ episode
 
