@@ -270,11 +270,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         # Digests of snapshots whose state passed the state schema here: the same bytes again need
         # no second validation (any edit changes the digest, and is checked in full).
         self._schema_checked: OrderedDict[str, None] = OrderedDict()
-        # The tools of the moment, and the calls and message each action text parsed to against them
-        # (_parse). New tools get a new dict, never the old one cleared: a restore's sibling shares
-        # this env's attributes until the swap, and a refused restore must leave these as they were.
-        self._parses: tuple[Mapping[str, Tool] | None, OrderedDict[str, tuple[tuple[ToolCall, ...], str]]] = (
-            None, OrderedDict())
+        # Each action text's parse (_parse): the tools it was parsed against, its calls and message.
+        self._parses: OrderedDict[str, tuple[Mapping[str, Tool], tuple[ToolCall, ...], str]] = OrderedDict()
 
     # ------------------------------------------------------------------ the family's part
 
@@ -527,17 +524,15 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         # A rollout's texts repeat (the same clicks, moves and answers within an episode and across
         # a group's attempts: 66% of a noisy oracle's Web actions over 50 tasks, 87% over 8 attempts
         # each), and the parse is a function of the text, the tools and the env's class-level rules
-        # (``_parse_bare`` reads the text alone): a text parsed before against the same tools costs a
-        # lookup. Each call gets a new Action (families may tell turns apart by identity) around the
-        # kept calls, whose arguments are read-only and flat (a parse with a list or an object for an
-        # argument is not kept: a tool may change what it is handed). Refusals are parsed again.
-        parsed_for, parses = self._parses
-        if tools is not parsed_for:
-            parses = OrderedDict()
-            self._parses = (tools, parses)
-        known = parses.get(text)
-        if known is not None:
-            return Action(*known)
+        # (``_parse_bare`` reads the text alone): a text parsed before against the same tools (the
+        # same mapping: families keep one per task or turn) costs a lookup. Each entry names its
+        # tools, so no parse is read against others (a restore's sibling shares this dict). Each
+        # call gets a new Action (families may tell turns apart by identity) around the kept calls,
+        # whose arguments are read-only and flat (a parse with a list or an object for an argument
+        # is not kept: a tool may change what it is handed). Refusals are parsed again.
+        known = self._parses.get(text)
+        if known is not None and known[0] is tools:
+            return Action(known[1], known[2])
         action = parse_action(text, tools, bare=self._parse_bare, allow_message=self.accepts_messages,
                               max_calls=self.max_calls_per_turn, rule=self._action_rule)
         if len(text) <= _PARSED_TEXT_MAX:
@@ -547,7 +542,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
                 if not _FLAT.issuperset(map(type, arguments.values())):
                     return action
                 kept.append(ToolCall(call.name, FrozenDict(arguments)))
-            keep_bounded(parses, text, (tuple(kept), action.message), _PARSES_KEPT)
+            keep_bounded(self._parses, text, (tools, tuple(kept), action.message), _PARSES_KEPT)
         return action
 
     @functools.cached_property

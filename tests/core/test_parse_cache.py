@@ -43,10 +43,10 @@ def test_a_parse_with_a_list_or_an_object_for_an_argument_is_not_kept():
     first = env.parse('log(values=["a"])')
     first.calls[0].arguments["values"].append("b")
     assert env.parse('log(values=["a"])').calls[0].arguments == {"values": ["a"]}
-    assert 'log(values=["a"])' not in env._parses[1]
+    assert 'log(values=["a"])' not in env._parses
 
 
-def test_a_kept_parse_is_dropped_when_the_tools_change():
+def test_a_kept_parse_is_not_read_against_other_tools():
     env = fresh_env()
     assert env.parse('say(text="hi")').calls[0].name == "say"
     env.tools = {"add": ADD}  # a new mapping: a family's tools of a new user turn
@@ -56,6 +56,19 @@ def test_a_kept_parse_is_dropped_when_the_tools_change():
     assert env.parse('say(text="hi")').calls[0].arguments == {"text": "hi"}
 
 
+def test_a_kept_parse_outlives_turns_with_other_tools():
+    # Families keep one tools mapping per task (or user turn): texts of a task that comes back are
+    # still kept after episodes of tasks with other tools.
+    env = fresh_env()
+    first_tools = env.tools
+    env.parse("add 1")
+    kept = env.parse("add 1").calls[0]
+    env.tools = {"add": ADD}
+    assert env.parse("add 2").calls[0].arguments == {"n": 2}
+    env.tools = first_tools
+    assert env.parse("add 1").calls[0] is kept
+
+
 def test_a_refusal_is_not_kept_and_is_refused_again_alike():
     env = fresh_env()
     with pytest.raises(ActionError) as first:
@@ -63,23 +76,24 @@ def test_a_refusal_is_not_kept_and_is_refused_again_alike():
     with pytest.raises(ActionError) as again:
         env.parse("add 7")
     assert str(again.value) == str(first.value)
-    assert "add 7" not in env._parses[1]
+    assert "add 7" not in env._parses
 
 
 def test_the_kept_parses_are_bounded_and_long_texts_are_not_kept():
     env = fresh_env()
     for n in range(core_env._PARSES_KEPT + 50):
         env.parse(f'say(text="{n}")')
-    assert len(env._parses[1]) == core_env._PARSES_KEPT
-    assert 'say(text="0")' not in env._parses[1]  # the oldest forgotten first
+    assert len(env._parses) == core_env._PARSES_KEPT
+    assert 'say(text="0")' not in env._parses  # the oldest forgotten first
     long_text = 'say(text="' + "x" * core_env._PARSED_TEXT_MAX + '")'
     assert env.parse(long_text).calls[0].arguments["text"] == "x" * core_env._PARSED_TEXT_MAX
-    assert long_text not in env._parses[1]
+    assert long_text not in env._parses
 
 
 def test_a_sibling_with_other_tools_leaves_this_envs_parses_as_they_were():
-    # A restore rebuilds the episode on a sibling (a shallow copy) and swaps only on success: a
-    # refused restore whose replay met other tools must not leave their parses in this env.
+    # A restore rebuilds the episode on a sibling (a shallow copy, sharing the kept parses) and swaps
+    # only on success: a refused restore whose replay met other tools must not leave their parses
+    # to be read against this env's tools.
     env = fresh_env()
     assert env.parse('say(text="hi")').calls[0].name == "say"
     sibling = env._sibling()

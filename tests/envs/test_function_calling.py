@@ -815,3 +815,27 @@ def test_a_step_that_sends_the_oracle_batch_takes_its_copy_and_plays_as_if_it_ra
     assert taken > 0
     live.close()
     replay.close()
+
+
+def test_a_kept_parse_leaves_the_state_plain_json_and_the_episode_as_the_first():
+    # The second episode's texts are the first's, so its parses are the env's kept ones (read-only
+    # arguments): the state holds plain dicts all the same, and the episodes agree.
+    env = FunctionCallingEnv(split="test")
+    task = env.tasks[0]
+    played = []
+    for _ in range(2):
+        observation, _ = env.reset(seed=0, options={"task_id": task.id})
+        seen, done = [observation], False
+        texts = played[0][0] if played else []
+        turn = 0
+        while not done:
+            text = texts[turn] if played else env.oracle_action()
+            if not played:
+                texts.append(text)
+            observation, _, terminated, truncated, info = env.step(text)
+            seen.append(observation)
+            done, turn = terminated or truncated, turn + 1
+            for _, arguments in env.state_view()["turn_calls"]:
+                assert type(arguments) is dict  # what copy_state copies in C (a subclass costs a pickle)
+        played.append((texts, seen, info["success"]))
+    assert played[1] == played[0] and played[0][2]

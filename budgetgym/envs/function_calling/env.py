@@ -367,8 +367,10 @@ class FunctionCallingEnv(TextEnv):
             outcomes = [self._run(backend, call) for call in action.calls]
         if plan is not None and plan.ran_as(action.calls, outcomes):
             self._plan = plan
-        # The calls that ran: a lookup that failed (a file not there yet) has shown nothing.
-        self._turn_calls.extend([call.name, call.arguments] for call, (_, failed) in zip(action.calls, outcomes)
+        # The calls that ran: a lookup that failed (a file not there yet) has shown nothing. Their
+        # arguments as plain dicts: the state is exact JSON shapes (copy_state's fast path), and a
+        # kept parse's arguments are read-only FrozenDicts (TextEnv._parse).
+        self._turn_calls.extend([call.name, dict(call.arguments)] for call, (_, failed) in zip(action.calls, outcomes)
                                 if not failed)
         return Outcome("\n".join(text for text, _ in outcomes))
 
