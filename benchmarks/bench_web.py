@@ -20,15 +20,15 @@ Prints one JSON object; every figure comes from this run, with the targets besid
   (``TextEnv._parse``) and the potential's reading of each cart, as training repeats them: 66% of a
   noisy oracle's (p=0.25) Web actions over 50 test tasks repeat an earlier text, 87% over 8
   attempts a task. Measured (``compare_revisions.py``, three runs of 15 rounds, load about 1, each
-  beside a run of the code before, alternating): 1.49-1.53x at 2,000 (median 1.50) and
-  1.47-1.49x at 20,000, met at the median with no margin; texts unseen 1.70-1.81x and 1.51-1.54x.
-  Before: 1.67-1.74x and 1.62-1.68x in the same runs (1.84-1.92x and 1.76-1.86x before the
+  beside a run of the code before, alternating): 1.43-1.47x at 2,000 (median 1.45) and
+  1.38-1.46x at 20,000 (median 1.45), met; texts unseen 1.72-1.77x and 1.55-1.57x, not met.
+  Before: 1.67-1.70x and 1.62-1.69x in the same runs (1.84-1.92x and 1.76-1.86x before the
   parser's route for bare commands and the potential's cheaper checks; 2.08x and 2.09x before the
   plain check of text-fields schemas). Runs swing by 0.1-0.2 with the load. What is left over the
   shop's 12-14 us, per step at 2,000 (parts added in turn, 20 rounds, load about 1): the kept
-  parse and the call's dispatch 0.5 us, the progress potential 1.4, the Outcome and the
-  family's glue 0.8, the admissible list 0.6, the core's bookkeeping (info, transcript, reward) 1.6: Python work spread
-  over many small steps;
+  parse and the call's dispatch 0.5 us, the progress potential 1.4, the Outcome and the family's
+  glue 0.8, the admissible list 0.6, the core's bookkeeping (info, transcript, reward) 1.6: Python
+  work spread over many small steps;
 * latencies: reset, snapshot, restore of every curated failure state by the fast path (the shop
   state) and by replay;
 * miniwob (``--miniwob-episodes N``): N oracle episodes over the twelve tasks on one env, then
