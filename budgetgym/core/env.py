@@ -246,6 +246,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(self.max_observation_length)
         self.action_space = UnicodeText(self.max_action_length)
+        # The tools of the moment. A family changes them by assigning another mapping, never by
+        # changing this one in place: a text's parse is kept for the mapping it was parsed against.
         self.tools: Mapping[str, Tool] = {}
         self.task: Task | None = None
         self._episode_seed: int | None = None
