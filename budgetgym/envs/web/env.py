@@ -299,7 +299,8 @@ class WebEnv(TextEnv):
         page_actions = self._page_actions.get(key)
         if page_actions is None:
             page_actions = keep_bounded(self._page_actions, key,
-                                 (SEARCH_TEMPLATE, *(f"click[{label}]" for label in shop.elements())), _PAGES_KEPT)
+                                        (SEARCH_TEMPLATE, *(f"click[{label}]" for label in shop.elements())),
+                                        _PAGES_KEPT)
         actions = list(page_actions)
         if shop.history:
             actions.append("back")
